@@ -1,0 +1,127 @@
+/* cg.h - the cgroup filesystem behind one small interface.
+ *
+ * The rest of the daemon never builds a cgroup path or parses a kernel file:
+ * it names a slot by its directory name (one path component below the pool
+ * root, e.g. "slot-7") and calls these functions. A slot exists in every
+ * hierarchy that hosts a managed controller (on hybrid hosts: the v1 memory
+ * and pids hierarchies) and, where a cgroup2 hierarchy is mounted, in that
+ * one too, which is used to track whether the slot holds processes.
+ *
+ * Every file access goes through struct cg_fs_ops so that a simulated
+ * cgroupfs can stand in for the kernel in unit tests. All functions return 0
+ * or a negative errno; output parameters are written only on success. */
+#ifndef CGPOOL_CG_H
+#define CGPOOL_CG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct cg;
+
+enum cg_hierarchy { CG_HIER_V2, CG_HIER_V1, CG_HIER_HYBRID };
+
+struct cg_features {
+	bool memory_reclaim;    /* memory.reclaim (v2, 5.19+) */
+	bool memory_peak_reset; /* writable memory.peak (6.12+) */
+	bool cgroup_kill;       /* cgroup.kill (5.14+) */
+	bool clone_into_cgroup; /* clone3(CLONE_INTO_CGROUP), v2 only (5.7+) */
+	bool dying_subsys_stat; /* nr_dying_subsys_memory in cgroup.stat (6.12+) */
+};
+
+struct cg_info {
+	enum cg_hierarchy hierarchy;
+	bool memory_v2;          /* memory controller on the cgroup2 hierarchy */
+	bool tracking;           /* a cgroup2 hierarchy gives cgroup.events for slots */
+	char kernel[65];         /* uname -r */
+	char root[4096];         /* the pool root as a cgroup path, e.g. "/cgpool" */
+	char memory_root[4096];  /* absolute directory of the root in the memory hierarchy */
+	struct cg_features features;
+};
+
+/* File operations on absolute paths, so tests can simulate cgroupfs. */
+struct cg_fs_ops {
+	int (*mkdir)(void *ctx, const char *path);
+	int (*rmdir)(void *ctx, const char *path);
+	/* read up to len-1 bytes, NUL-terminate, return bytes read or -errno */
+	ssize_t (*read)(void *ctx, const char *path, char *buf, size_t len);
+	/* one write(2) of the whole string; 0 or -errno */
+	int (*write)(void *ctx, const char *path, const char *s);
+	int (*inode)(void *ctx, const char *path, uint64_t *ino);
+	/* calls fn for each subdirectory name of path */
+	int (*list_dirs)(void *ctx, const char *path, int (*fn)(const char *name, void *ud), void *ud);
+};
+extern const struct cg_fs_ops cg_fs_real;
+
+/* controller bits, same values as enum conf_ctrl */
+#define CG_CTRL_MEMORY (1u << 0)
+#define CG_CTRL_PIDS (1u << 1)
+#define CG_CTRL_CPU (1u << 2)
+#define CG_CTRL_IO (1u << 3)
+
+/* Discover the hierarchies (libcgroup, /proc/self/mountinfo, /proc/self/cgroup),
+ * create or adopt the pool root below every hierarchy hosting a controller in
+ * ctrl_mask (and the cgroup2 tracking hierarchy), enable the controllers for
+ * its children on v2. root is "auto" (the calling process's own cgroup in each
+ * hierarchy; on v2 the process then moves itself into the leaf "<root>/cgpoold"
+ * since inner nodes may not hold processes) or a cgroup path like "/cgpool".
+ * On failure err says what failed and on what. Errors: -ENOENT no cgroup
+ * filesystem or no memory controller mounted, -EACCES no permission,
+ * -ENODEV a controller in ctrl_mask is missing. */
+int cg_open(const char *root, unsigned ctrl_mask, struct cg **out, char *err, size_t errlen);
+/* The same with another filesystem (tests); mountinfo/cgroup_file are the text
+ * of /proc/self/mountinfo and /proc/self/cgroup to discover from. */
+int cg_open_fs(const struct cg_fs_ops *ops, void *ctx, const char *mountinfo, const char *cgroup_file,
+	       const char *root, unsigned ctrl_mask, struct cg **out, char *err, size_t errlen);
+void cg_close(struct cg *cg);
+const struct cg_info *cg_get_info(const struct cg *cg);
+const char *cg_hierarchy_name(enum cg_hierarchy h); /* "v2", "v1", "hybrid" */
+
+/* ---- slots: name is one path component, [A-Za-z0-9._-], not "." or ".." */
+int cg_slot_create(struct cg *cg, const char *name);  /* -EEXIST if it exists already */
+int cg_slot_remove(struct cg *cg, const char *name);  /* rmdir in every hierarchy */
+/* fn is called for each existing child directory of the root whose name
+ * starts with prefix (in the memory hierarchy). */
+int cg_slot_list(struct cg *cg, const char *prefix, int (*fn)(const char *name, void *ud), void *ud);
+int cg_slot_path(struct cg *cg, const char *name, char *buf, size_t len); /* memory hierarchy dir */
+int cg_slot_id(struct cg *cg, const char *name, uint64_t *id);             /* inode of that dir */
+/* Move pid into the slot in every hierarchy. -ESRCH: no such process. */
+int cg_slot_attach(struct cg *cg, const char *name, pid_t pid);
+/* populated: some process is in the slot or below it (cgroup.events
+ * "populated" where tracking, else a non-empty cgroup.procs). */
+int cg_slot_populated(struct cg *cg, const char *name, bool *populated);
+/* Number of processes in the slot (cgroup.procs lines). */
+int cg_slot_nprocs(struct cg *cg, const char *name, unsigned *n);
+
+/* Resource settings use cgroup v2 file names (memory.max, memory.high,
+ * memory.low, memory.swap.max, cpu.max, cpu.weight, io.weight, pids.max) and
+ * v2 value syntax; on a v1 memory hierarchy the memory keys are mapped to
+ * their v1 files. -EOPNOTSUPP when the hierarchy has no equivalent. */
+bool cg_resource_supported(const struct cg *cg, const char *name);
+int cg_slot_set(struct cg *cg, const char *name, const char *resource, const char *value);
+
+struct cg_memory {
+	uint64_t current;  /* memory.current / memory.usage_in_bytes */
+	uint64_t peak;     /* memory.peak / memory.max_usage_in_bytes; 0 when absent */
+	uint64_t oom_kill; /* memory.events oom_kill / memory.oom_control oom_kill */
+	uint64_t file;     /* page cache bytes charged (memory.stat file / cache) */
+	uint64_t anon;     /* anonymous bytes (memory.stat anon / rss) */
+};
+int cg_slot_memory(struct cg *cg, const char *name, struct cg_memory *out);
+/* Reset the peak for a new run: -EOPNOTSUPP where the kernel cannot. */
+int cg_slot_reset_peak(struct cg *cg, const char *name);
+/* Reclaim up to bytes from the slot: memory.reclaim on v2 (-EAGAIN when the
+ * kernel could not reclaim that much), memory.force_empty on v1 (bytes ignored). */
+int cg_slot_reclaim(struct cg *cg, const char *name, uint64_t bytes);
+
+/* ---- population changes without polling. cg_watch_fd() is an inotify fd to
+ * put in the event loop (-1 when no cgroup2 hierarchy gives cgroup.events: the
+ * caller then polls cg_slot_populated). cg_watch_read() reads the pending
+ * events and calls fn with the name of each slot whose cgroup.events changed. */
+int cg_watch_fd(const struct cg *cg);
+int cg_slot_watch(struct cg *cg, const char *name);
+int cg_slot_unwatch(struct cg *cg, const char *name);
+int cg_watch_read(struct cg *cg, void (*fn)(const char *name, void *ud), void *ud);
+
+#endif

@@ -1,0 +1,50 @@
+/* cgpool.h - client library for cgpoold, the cgroup pool daemon.
+ *
+ * Talks Varlink (io.cgpool.Manager) over the daemon's Unix socket. Every
+ * function returns 0 or a negative errno; on a Varlink error reply it returns
+ * -EREMOTEIO and cgpool_last_error() gives the error name and its parameters. */
+#ifndef CGPOOL_H
+#define CGPOOL_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CGPOOL_DEFAULT_SOCKET "/run/cgpool/cgpool.sock"
+#define CGPOOL_INTERFACE "io.cgpool.Manager"
+
+struct cgpool;
+
+/* path NULL: $CGPOOL_SOCKET, else CGPOOL_DEFAULT_SOCKET.
+ * -ENOENT/-ECONNREFUSED/-EACCES when the daemon is not reachable. */
+int cgpool_connect(const char *path, struct cgpool **out);
+void cgpool_close(struct cgpool *c);
+/* the socket path this connection uses */
+const char *cgpool_socket_path(const struct cgpool *c);
+
+/* Generic call: method is fully qualified ("io.cgpool.Manager.List"),
+ * params_json a JSON object text or NULL. On success *reply_json is the
+ * reply's "parameters" object as JSON text (free() it). */
+int cgpool_call(struct cgpool *c, const char *method, const char *params_json, char **reply_json);
+
+/* After -EREMOTEIO: the Varlink error name ("io.cgpool.Manager.NoSuchKey")
+ * and its parameters as JSON text; a one-line human message in *message.
+ * Pointers stay valid until the next call on c. */
+const char *cgpool_last_error(const struct cgpool *c, const char **params_json, const char **message);
+
+/* Bind key to a slot and move the given processes into it. class may be NULL.
+ * *slot_json (may be NULL) receives the Slot object. */
+int cgpool_attach(struct cgpool *c, const char *key, const pid_t *pids, size_t npids, const char *class_name,
+		  char **slot_json);
+/* Attach the calling process to key's slot, close the connection, execvp(argv[0], argv).
+ * Returns only on failure (the connection is closed then too). */
+int cgpool_exec(struct cgpool *c, const char *key, const char *class_name, char *const argv[]);
+int cgpool_release(struct cgpool *c, const char *key, char **slot_json);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

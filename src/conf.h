@@ -1,0 +1,123 @@
+/* conf.h - the daemon's configuration: ini files parsed into typed structs */
+#ifndef CGPOOL_CONF_H
+#define CGPOOL_CONF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define CONF_DEFAULT_PATH SYSCONFDIR "/cgpool/cgpool.conf"
+#define CONF_MAX_RES 16        /* resource settings per [class] or [job] */
+#define CONF_MAX_SECTIONS 4096 /* [class] + [job] sections, all files together */
+#define CONF_MAX_FILES 256     /* conf.d drop-ins */
+
+/* controllers a slot may have enabled (bit mask) */
+enum conf_ctrl {
+	CONF_CTRL_MEMORY = 1 << 0,
+	CONF_CTRL_PIDS = 1 << 1,
+	CONF_CTRL_CPU = 1 << 2,
+	CONF_CTRL_IO = 1 << 3,
+};
+
+enum retire_mode { RETIRE_AUTO, RETIRE_REPARENT, RETIRE_DRAIN, RETIRE_KEEP };
+enum restart_policy { RESTART_NO, RESTART_ON_FAILURE, RESTART_ALWAYS };
+
+/* One resource setting, e.g. memory.max = 2G. name is the cgroup v2 interface
+ * file name; value is normalised to what that file accepts ("2147483648",
+ * "max", "50000 100000", "default 100"). file/line say where it was set. */
+struct conf_res {
+	char name[32];
+	char value[64];
+	const char *file; /* points into struct conf's file name storage */
+	int line;
+};
+
+struct conf_class {
+	char *name;
+	char *match; /* fnmatch(3) glob on the key; "" (not set) matches nothing */
+	struct conf_res res[CONF_MAX_RES];
+	size_t nres;
+	const char *file;
+	int line;
+};
+
+struct conf_job {
+	char *key;  /* validated with key_validate() */
+	char *exec; /* NULL: a key with settings only; else a supervised job */
+	enum restart_policy restart;
+	uint64_t restart_sec_ms;
+	uint64_t stop_timeout_ms;
+	char *user; /* NULL: root */
+	struct conf_res res[CONF_MAX_RES];
+	size_t nres;
+	const char *file;
+	int line;
+};
+
+struct conf {
+	struct {
+		char *socket;       /* default RUNSTATEDIR "/cgpool/cgpool.sock" */
+		char *socket_group; /* NULL: root only */
+		char *root;         /* "auto" or an absolute cgroup path */
+		unsigned controllers; /* enum conf_ctrl bits; memory is always set */
+		int log_level;      /* syslog level */
+		char *state_dir;    /* default RUNSTATEDIR "/cgpool" */
+	} daemon;
+	struct {
+		unsigned warm;       /* default 2 */
+		unsigned max_slots;  /* default 1024 */
+		uint64_t idle_timeout_ms; /* default 10m */
+		bool recycle;        /* default yes */
+	} pool;
+	struct {
+		enum retire_mode mode; /* default auto */
+		uint64_t drain_timeout_ms;  /* 30s */
+		uint64_t verify_timeout_ms; /* 60s */
+		unsigned rate;              /* 20 removals/s */
+	} retire;
+	struct conf_class *classes; /* in the order they were read */
+	size_t nclasses;
+	struct conf_job *jobs;
+	size_t njobs;
+	char **files; /* names of the files read, owned here */
+	size_t nfiles;
+};
+
+/* Errors collected in one pass, each "FILE:LINE: message" (or "FILE: message"
+ * when there is no line, e.g. a file that cannot be opened). */
+struct conf_errors {
+	char **msgs;
+	size_t n;
+};
+void conf_errors_free(struct conf_errors *e);
+
+/* A struct conf holding the built-in defaults. Never NULL except on ENOMEM. */
+struct conf *conf_new_defaults(void);
+
+/* Load path (when required is false and path does not exist, the defaults are
+ * used and no error is reported), then every "*.conf" file in the directory
+ * "conf.d" beside path, in strcmp order. Returns 0 and *out, or -EINVAL with
+ * every error in *errs (*out untouched), or another negative errno. */
+int conf_load(const char *path, bool required, struct conf **out, struct conf_errors *errs);
+void conf_free(struct conf *c);
+
+/* Report every resource setting that the running hierarchy cannot apply
+ * (supported() returns false) as "FILE:LINE: memory.swap.max: not supported
+ * on <why>". Returns the number of errors added. */
+int conf_check_resources(const struct conf *c, bool (*supported)(const char *name, void *ud),
+			 const char *why, void *ud, struct conf_errors *errs);
+
+/* The effective configuration, normalised, as an ini file that conf_load
+ * reads back to the same struct. */
+int conf_print(const struct conf *c, FILE *f);
+
+/* First [class] in file order whose match glob matches key, or NULL. */
+const struct conf_class *conf_class_for_key(const struct conf *c, const char *key);
+const struct conf_class *conf_class_by_name(const struct conf *c, const char *name);
+const struct conf_job *conf_job_for_key(const struct conf *c, const char *key);
+
+const char *conf_retire_mode_name(enum retire_mode m);
+int conf_retire_mode_parse(const char *s, enum retire_mode *out);
+
+#endif

@@ -1,0 +1,1 @@
+/* libcgpool.c */

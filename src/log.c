@@ -1,0 +1,69 @@
+/* log.c - logging to stderr, or to the journal when started by systemd */
+#include "config.h"
+
+#include "log.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <systemd/sd-journal.h>
+
+static const char *const level_names[] = {
+	[LOG_ERR] = "err", [LOG_WARNING] = "warning", [LOG_NOTICE] = "notice",
+	[LOG_INFO] = "info", [LOG_DEBUG] = "debug",
+};
+
+static int log_level = LOG_INFO;
+static const char *log_ident = "cgpoold";
+static int log_to_journal;
+
+void log_init(const char *ident)
+{
+	log_ident = ident;
+	/* systemd sets JOURNAL_STREAM when stderr is connected to the journal */
+	log_to_journal = getenv("JOURNAL_STREAM") != NULL;
+}
+
+void log_set_level(int level)
+{
+	log_level = level;
+}
+
+int log_get_level(void)
+{
+	return log_level;
+}
+
+int log_level_parse(const char *name)
+{
+	for (int i = 0; i < (int)(sizeof(level_names) / sizeof(level_names[0])); i++)
+		if (level_names[i] && strcmp(name, level_names[i]) == 0)
+			return i;
+	return -EINVAL;
+}
+
+const char *log_level_name(int level)
+{
+	if (level < 0 || level > LOG_DEBUG || !level_names[level])
+		return "?";
+	return level_names[level];
+}
+
+void log_msg(int level, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (level > log_level)
+		return;
+	va_start(ap, fmt);
+	if (log_to_journal) {
+		sd_journal_printv(level, fmt, ap);
+	} else {
+		fprintf(stderr, "%s: %s: ", log_ident, log_level_name(level));
+		vfprintf(stderr, fmt, ap);
+		fputc('\n', stderr);
+	}
+	va_end(ap);
+}

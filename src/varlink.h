@@ -1,0 +1,80 @@
+/* varlink.h - Varlink server on a Unix stream socket, driven by libev.
+ *
+ * Messages are NUL-terminated JSON objects (https://varlink.org). A request is
+ * {"method": "iface.Method", "parameters": {...}, "oneway": bool, "more": bool};
+ * a reply is {"parameters": {...}} or {"error": "iface.Error", "parameters": {...}}.
+ * One call per connection is in flight at a time: while a call waits for its
+ * reply the connection is not read, so replies keep request order. */
+#ifndef CGPOOL_VARLINK_H
+#define CGPOOL_VARLINK_H
+
+#include <ev.h>
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+
+#define VL_MAX_MESSAGE (64 * 1024) /* bytes in one message, NUL included */
+#define VL_MAX_CLIENTS 128
+
+struct vl_server;
+struct vl_call;
+
+/* A method handler. It must eventually call vl_call_reply() or vl_call_error()
+ * exactly once, now or later from the loop; that frees the call. params is
+ * borrowed (valid until then). If the client disconnects first the reply is
+ * dropped silently. */
+typedef void (*vl_method_fn)(struct vl_call *call, json_t *params, void *ud);
+
+/* ---- decoding, separate from the transport so it can be unit tested */
+struct vl_request {
+	char method[256]; /* fully qualified: "io.cgpool.Manager.Attach" */
+	json_t *params;   /* object, never NULL (empty object when absent); caller frees */
+	bool oneway;
+	bool more;
+};
+/* Decode one message (without its NUL). Returns 0, or -EINVAL with *why set to
+ * a static description (not JSON, not an object, method missing or not a
+ * string, parameters not an object, unknown top-level field type). */
+int vl_request_decode(const char *msg, size_t len, struct vl_request *out, const char **why);
+/* Encode a reply (params stolen; may be NULL) or an error reply into a newly
+ * allocated NUL-terminated message. *len includes the NUL. */
+char *vl_reply_encode(const char *error, json_t *params, size_t *len);
+
+/* ---- the server */
+struct vl_server_info {
+	const char *vendor, *product, *version, *url;
+};
+/* listen_fd: a bound, listening, non-blocking AF_UNIX stream socket. */
+int vl_server_new(struct ev_loop *loop, int listen_fd, const struct vl_server_info *info,
+		  struct vl_server **out);
+/* Stops listening, closes every connection, drops pending calls. NULL ok. */
+void vl_server_free(struct vl_server *s);
+/* Register an interface: its name and its Varlink IDL text (returned by
+ * org.varlink.service.GetInterfaceDescription and listed by GetInfo). */
+int vl_server_add_interface(struct vl_server *s, const char *name, const char *description);
+/* Register a method by fully qualified name. */
+int vl_server_add_method(struct vl_server *s, const char *method, vl_method_fn fn, void *ud);
+
+/* Bind a listening socket at path (removing a stale socket file first, creating
+ * the directory), chmod it to mode and chown it to root:gid (gid -1: leave). */
+int vl_listen(const char *path, mode_t mode, gid_t gid, int *out_fd);
+
+/* ---- answering a call */
+int vl_call_reply(struct vl_call *call, json_t *params /* stolen, NULL = {} */);
+int vl_call_error(struct vl_call *call, const char *error, json_t *params /* stolen, NULL = {} */);
+/* Credentials of the peer (SO_PEERCRED, taken at accept). */
+const struct ucred *vl_call_peer(const struct vl_call *call);
+const char *vl_call_method(const struct vl_call *call);
+/* false once the client has gone away (the reply will be dropped) */
+bool vl_call_connected(const struct vl_call *call);
+
+/* standard errors */
+#define VL_ERR_METHOD_NOT_FOUND "org.varlink.service.MethodNotFound"
+#define VL_ERR_INTERFACE_NOT_FOUND "org.varlink.service.InterfaceNotFound"
+#define VL_ERR_INVALID_PARAMETER "org.varlink.service.InvalidParameter"
+#define VL_ERR_PERMISSION_DENIED "org.varlink.service.PermissionDenied"
+#define VL_ERR_EXPECTED_MORE "org.varlink.service.ExpectedMore"
+
+#endif
