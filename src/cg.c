@@ -1,1 +1,746 @@
-/* cg.c */
+/* cg.c - the cgroup layer: opening the pool root, slots, population watch.
+ *
+ * Discovery lives in cg_discover.c, resources, memory counters and the
+ * feature probe in cg_res.c. Every file access goes through cg->ops. */
+#include "config.h"
+
+#include "cg_internal.h"
+#include "util.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+/* ---- the real filesystem */
+
+static int real_mkdir(void *ctx, const char *path)
+{
+	return mkdir(path, 0755) < 0 ? -errno : 0;
+}
+
+static int real_rmdir(void *ctx, const char *path)
+{
+	return rmdir(path) < 0 ? -errno : 0;
+}
+
+static ssize_t real_read(void *ctx, const char *path, char *buf, size_t len)
+{
+	return file_read(path, buf, len);
+}
+
+static int real_write(void *ctx, const char *path, const char *s)
+{
+	return file_write_str(path, s);
+}
+
+static int real_inode(void *ctx, const char *path, uint64_t *ino)
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0)
+		return -errno;
+	*ino = (uint64_t)st.st_ino;
+	return 0;
+}
+
+static int real_list_dirs(void *ctx, const char *path, int (*fn)(const char *name, void *ud), void *ud)
+{
+	DIR *d = opendir(path);
+	struct dirent *de;
+	int r = 0;
+
+	if (!d)
+		return -errno;
+	while (r >= 0 && (errno = 0, de = readdir(d)) != NULL) {
+		struct stat st;
+		bool dir = de->d_type == DT_DIR;
+		if (de->d_type == DT_UNKNOWN)
+			dir = fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
+		if (!dir || strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		r = fn(de->d_name, ud);
+	}
+	if (r >= 0 && !de && errno)
+		r = -errno;
+	closedir(d);
+	return r < 0 ? r : 0;
+}
+
+static int real_open(void *ctx, const char *path, int flags)
+{
+	int fd = open(path, flags | O_CLOEXEC);
+
+	return fd < 0 ? -errno : fd;
+}
+
+static int real_watch(void *ctx, int ifd, const char *path, uint32_t mask)
+{
+	int wd = inotify_add_watch(ifd, path, mask);
+
+	return wd < 0 ? -errno : wd;
+}
+
+const struct cg_fs_ops cg_fs_real = {
+	.mkdir = real_mkdir,
+	.rmdir = real_rmdir,
+	.read = real_read,
+	.write = real_write,
+	.inode = real_inode,
+	.list_dirs = real_list_dirs,
+	.open = real_open,
+	.watch = real_watch,
+};
+
+/* ---- helpers shared with cg_discover.c and cg_res.c */
+
+int cg_hpath(const struct cg *cg, int h, const char *name, const char *file, char *buf)
+{
+	int n = snprintf(buf, PATH_MAX, "%s%s%s%s%s", cg->hier[h].dir, name ? "/" : "", name ? name : "",
+			 file ? "/" : "", file ? file : "");
+
+	return n >= PATH_MAX ? -ENAMETOOLONG : 0;
+}
+
+int cg_read(const struct cg *cg, const char *path, char *buf, size_t len)
+{
+	return (int)cg->ops->read(cg->ctx, path, buf, len);
+}
+
+int cg_write(const struct cg *cg, const char *path, const char *s)
+{
+	return cg->ops->write(cg->ctx, path, s);
+}
+
+bool cg_exists(const struct cg *cg, const char *path)
+{
+	uint64_t ino;
+
+	return cg->ops->inode(cg->ctx, path, &ino) == 0;
+}
+
+int cg_keyed_u64(const char *text, const char *key, uint64_t *out)
+{
+	size_t kl = strlen(key);
+
+	for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		char num[32];
+		size_t n;
+		if (strncmp(l, key, kl) != 0 || l[kl] != ' ')
+			continue;
+		n = strcspn(l + kl + 1, "\n");
+		if (n == 0 || n >= sizeof(num))
+			return -EINVAL;
+		memcpy(num, l + kl + 1, n);
+		num[n] = '\0';
+		return parse_uint(num, 0, UINT64_MAX, out);
+	}
+	return -ENOENT;
+}
+
+int cg_name_valid(const char *name)
+{
+	size_t len;
+
+	if (!name)
+		return -EINVAL;
+	len = strlen(name);
+	if (len == 0 || len > NAME_MAX || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+		return -EINVAL;
+	if (strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") != len)
+		return -EINVAL;
+	return 0;
+}
+
+/* ---- per-slot entries */
+
+struct cg_slotent *cg_ent_find(struct cg *cg, const char *name)
+{
+	for (size_t i = 0; i < cg->nents; i++)
+		if (strcmp(cg->ents[i].name, name) == 0)
+			return &cg->ents[i];
+	return NULL;
+}
+
+struct cg_slotent *cg_ent_get(struct cg *cg, const char *name)
+{
+	struct cg_slotent *e = cg_ent_find(cg, name);
+
+	if (e)
+		return e;
+	if (cg->nents == cg->capents) {
+		size_t cap = cg->capents ? cg->capents * 2 : 16;
+		struct cg_slotent *v = realloc(cg->ents, cap * sizeof(*v));
+		if (!v)
+			return NULL;
+		cg->ents = v;
+		cg->capents = cap;
+	}
+	e = &cg->ents[cg->nents++];
+	snprintf(e->name, sizeof(e->name), "%s", name);
+	e->wd = -1;
+	e->peak_fd = -1;
+	return e;
+}
+
+void cg_ent_put(struct cg *cg, struct cg_slotent *e)
+{
+	if (!e || e->wd >= 0 || e->peak_fd >= 0)
+		return;
+	*e = cg->ents[--cg->nents];
+}
+
+/* ---- opening */
+
+/* Call fn on every directory from the hierarchy's mount point down to the
+ * pool root, outermost first. */
+static int walk_levels(struct cg *cg, const struct cg_hier *h,
+		       int (*fn)(struct cg *cg, const struct cg_hier *h, const char *dir, char *err, size_t errlen),
+		       char *err, size_t errlen)
+{
+	char buf[PATH_MAX];
+	size_t i = strlen(h->mount);
+	int r;
+
+	memcpy(buf, h->dir, strlen(h->dir) + 1);
+	for (;; i++) {
+		char c = buf[i];
+		if (c != '/' && c != '\0')
+			continue;
+		buf[i] = '\0';
+		r = fn(cg, h, buf, err, errlen);
+		buf[i] = c;
+		if (r < 0 || c == '\0')
+			return r;
+	}
+}
+
+static int level_mkdir(struct cg *cg, const struct cg_hier *h, const char *dir, char *err, size_t errlen)
+{
+	int r = cg->ops->mkdir(cg->ctx, dir);
+
+	if (r == -EEXIST)
+		return 0;
+	if (r < 0)
+		cg_errf(err, errlen, "mkdir %s: %s", dir, strerror(-r));
+	return r;
+}
+
+static bool word_in(const char *text, const char *word)
+{
+	size_t wl = strlen(word);
+
+	for (const char *p = text; (p = strstr(p, word)) != NULL; p += wl)
+		if ((p == text || p[-1] == ' ' || p[-1] == '\n') && (p[wl] == '\0' || p[wl] == ' ' || p[wl] == '\n'))
+			return true;
+	return false;
+}
+
+/* v2: make the hierarchy's managed controllers available to dir's children */
+static int level_enable(struct cg *cg, const struct cg_hier *h, const char *dir, char *err, size_t errlen)
+{
+	char path[PATH_MAX], have[512], on[512], plus[32];
+	int r;
+
+	snprintf(path, sizeof(path), "%s/cgroup.controllers", dir);
+	r = cg_read(cg, path, have, sizeof(have));
+	if (r >= 0) {
+		snprintf(path, sizeof(path), "%s/cgroup.subtree_control", dir);
+		r = cg_read(cg, path, on, sizeof(on));
+	}
+	if (r < 0) {
+		cg_errf(err, errlen, "read %s: %s", path, strerror(-r));
+		return r;
+	}
+	for (int i = 0; i < CG_NCTRL; i++) {
+		const char *c = cg_ctrls[i].v2name;
+		if (!(h->ctrls & cg_ctrls[i].bit) || word_in(on, c))
+			continue;
+		if (!word_in(have, c)) {
+			cg_errf(err, errlen, "controller %s: not available in %s/cgroup.controllers (not delegated)",
+				c, dir);
+			return -ENODEV;
+		}
+		snprintf(plus, sizeof(plus), "+%s", c);
+		r = cg_write(cg, path, plus);
+		if (r < 0) {
+			/* EBUSY: processes in dir itself (no internal processes rule) */
+			cg_errf(err, errlen, "enable %s in %s: %s%s", c, path, strerror(-r),
+				r == -EBUSY ? " (processes in an inner cgroup)" : "");
+			return r;
+		}
+	}
+	return 0;
+}
+
+/* v2 with root auto: inner cgroups may not hold processes once controllers
+ * are enabled for their children, so the daemon moves into a leaf. */
+static int move_self(struct cg *cg, const struct cg_hier *h, char *err, size_t errlen)
+{
+	char path[PATH_MAX];
+	int r;
+
+	snprintf(path, sizeof(path), "%s/%s", h->dir, CG_SELF_LEAF);
+	r = cg->ops->mkdir(cg->ctx, path);
+	if (r < 0 && r != -EEXIST) {
+		cg_errf(err, errlen, "mkdir %s: %s", path, strerror(-r));
+		return r;
+	}
+	strcat(path, "/cgroup.procs");
+	r = cg_write(cg, path, "0");
+	if (r < 0)
+		cg_errf(err, errlen, "move self into %s: %s", path, strerror(-r));
+	return r;
+}
+
+static int setup_root(struct cg *cg, char *err, size_t errlen)
+{
+	int r;
+
+	for (unsigned k = 0; k < cg->nhier; k++) {
+		const struct cg_hier *h = &cg->hier[k];
+		if (strlen(h->dir) + NAME_MAX + 64 >= PATH_MAX) {
+			cg_errf(err, errlen, "pool root %s: path too long", h->dir);
+			return -ENAMETOOLONG;
+		}
+		if (!cg->auto_root && (r = walk_levels(cg, h, level_mkdir, err, errlen)) < 0)
+			return r;
+		if (!h->v2 || !h->ctrls)
+			continue;
+		if (cg->auto_root) {
+			r = move_self(cg, h, err, errlen);
+			if (r == 0)
+				r = level_enable(cg, h, h->dir, err, errlen);
+		} else {
+			r = walk_levels(cg, h, level_enable, err, errlen);
+		}
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int open_common(const struct cg_fs_ops *ops, void *ctx, const char *mountinfo, const char *cgroup_file,
+		       const char *root, unsigned ctrl_mask, bool use_lc, struct cg **out, char *err, size_t errlen)
+{
+	struct cg *cg = calloc(1, sizeof(*cg));
+	struct utsname u;
+	int r;
+
+	if (!cg)
+		return -ENOMEM;
+	cg->ops = ops;
+	cg->ctx = ctx;
+	cg->ifd = -1;
+	if (uname(&u) == 0)
+		snprintf(cg->info.kernel, sizeof(cg->info.kernel), "%s", u.release);
+	r = cg_discover(cg, mountinfo, cgroup_file, root, ctrl_mask | CG_CTRL_MEMORY, use_lc, err, errlen);
+	if (r == 0)
+		r = setup_root(cg, err, errlen);
+	if (r == 0)
+		r = cg_res_probe(cg, err, errlen);
+	if (r == 0 && cg->track >= 0 && ops->watch) {
+		cg->ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+		if (cg->ifd < 0) {
+			r = -errno;
+			cg_errf(err, errlen, "inotify_init1: %s", strerror(-r));
+		}
+	}
+	if (r < 0) {
+		cg_close(cg);
+		return r;
+	}
+	*out = cg;
+	return 0;
+}
+
+int cg_open_fs(const struct cg_fs_ops *ops, void *ctx, const char *mountinfo, const char *cgroup_file,
+	       const char *root, unsigned ctrl_mask, struct cg **out, char *err, size_t errlen)
+{
+	if (!ops || !mountinfo || !cgroup_file || !out)
+		return -EINVAL;
+	return open_common(ops, ctx, mountinfo, cgroup_file, root, ctrl_mask, false, out, err, errlen);
+}
+
+/* a whole /proc file, however long */
+static int read_all(const char *path, char **out, char *err, size_t errlen)
+{
+	size_t len = 16384;
+	char *buf = NULL;
+
+	for (;;) {
+		char *b = realloc(buf, len);
+		ssize_t n;
+		if (!b) {
+			free(buf);
+			return -ENOMEM;
+		}
+		buf = b;
+		n = file_read(path, buf, len);
+		if (n < 0) {
+			cg_errf(err, errlen, "read %s: %s", path, strerror((int)-n));
+			free(buf);
+			return (int)n;
+		}
+		if ((size_t)n < len - 1) {
+			*out = buf;
+			return 0;
+		}
+		len *= 2;
+	}
+}
+
+int cg_open(const char *root, unsigned ctrl_mask, struct cg **out, char *err, size_t errlen)
+{
+	char *mountinfo = NULL, *cgroup_file = NULL;
+	int r;
+
+	if (!out)
+		return -EINVAL;
+	r = read_all("/proc/self/mountinfo", &mountinfo, err, errlen);
+	if (r == 0)
+		r = read_all("/proc/self/cgroup", &cgroup_file, err, errlen);
+	if (r == 0)
+		r = open_common(&cg_fs_real, NULL, mountinfo, cgroup_file, root, ctrl_mask, true, out, err, errlen);
+	free(mountinfo);
+	free(cgroup_file);
+	return r;
+}
+
+void cg_close(struct cg *cg)
+{
+	if (!cg)
+		return;
+	for (size_t i = 0; i < cg->nents; i++)
+		if (cg->ents[i].peak_fd >= 0)
+			close(cg->ents[i].peak_fd);
+	if (cg->ifd >= 0)
+		close(cg->ifd);
+	free(cg->ents);
+	free(cg);
+}
+
+const struct cg_info *cg_get_info(const struct cg *cg)
+{
+	return &cg->info;
+}
+
+const char *cg_hierarchy_name(enum cg_hierarchy h)
+{
+	static const char *const names[] = { [CG_HIER_V2] = "v2", [CG_HIER_V1] = "v1", [CG_HIER_HYBRID] = "hybrid" };
+
+	return (unsigned)h < ARRAY_SIZE(names) ? names[h] : "unknown";
+}
+
+/* ---- slots */
+
+int cg_slot_create(struct cg *cg, const char *name)
+{
+	char path[PATH_MAX];
+	unsigned made = 0, existed = 0;
+	int r = cg_name_valid(name);
+
+	for (unsigned k = 0; r == 0 && k < cg->nhier; k++) {
+		r = cg_hpath(cg, (int)k, name, NULL, path);
+		if (r == 0)
+			r = cg->ops->mkdir(cg->ctx, path);
+		if (r == 0) {
+			made |= 1u << k;
+		} else if (r == -EEXIST) {
+			existed++;
+			r = 0;
+		}
+	}
+	if (r < 0) {
+		/* undo this call's part, so a failed create leaves nothing new */
+		for (unsigned k = 0; k < cg->nhier; k++)
+			if ((made & (1u << k)) && cg_hpath(cg, (int)k, name, NULL, path) == 0)
+				cg->ops->rmdir(cg->ctx, path);
+		return r;
+	}
+	return existed == cg->nhier ? -EEXIST : 0;
+}
+
+int cg_slot_remove(struct cg *cg, const char *name)
+{
+	char path[PATH_MAX];
+	unsigned gone = 0;
+	int r, first = 0;
+
+	if ((r = cg_name_valid(name)) < 0)
+		return r;
+	/* memory last: while it exists the slot is still listed, so a retry finds it */
+	for (int k = (int)cg->nhier - 1; k >= 0; k--) {
+		r = cg_hpath(cg, k, name, NULL, path);
+		if (r == 0)
+			r = cg->ops->rmdir(cg->ctx, path);
+		if (r == -ENOENT)
+			gone++;
+		else if (r < 0 && first == 0)
+			first = r;
+	}
+	if (first < 0)
+		return first; /* still there: its watch and peak fd stay */
+	cg_slot_unwatch(cg, name);
+	cg_res_forget(cg, name);
+	return gone == cg->nhier ? -ENOENT : 0;
+}
+
+struct list_ctx {
+	const char *prefix;
+	int (*fn)(const char *name, void *ud);
+	void *ud;
+};
+
+static int list_one(const char *name, void *ud)
+{
+	const struct list_ctx *lc = ud;
+
+	/* the layer's own directories are not slots */
+	if (strcmp(name, CG_PROBE_NAME) == 0 || strcmp(name, CG_SELF_LEAF) == 0)
+		return 0;
+	if (strncmp(name, lc->prefix, strlen(lc->prefix)) != 0)
+		return 0;
+	return lc->fn(name, lc->ud);
+}
+
+int cg_slot_list(struct cg *cg, const char *prefix, int (*fn)(const char *name, void *ud), void *ud)
+{
+	struct list_ctx lc = { prefix ? prefix : "", fn, ud };
+
+	if (!fn)
+		return -EINVAL;
+	return cg->ops->list_dirs(cg->ctx, cg->hier[cg->mem].dir, list_one, &lc);
+}
+
+int cg_slot_path(struct cg *cg, const char *name, char *buf, size_t len)
+{
+	char path[PATH_MAX];
+	int r = cg_name_valid(name);
+
+	if (r == 0)
+		r = cg_hpath(cg, cg->mem, name, NULL, path);
+	if (r < 0)
+		return r;
+	if (strlen(path) >= len)
+		return -ENAMETOOLONG;
+	memcpy(buf, path, strlen(path) + 1);
+	return 0;
+}
+
+int cg_slot_id(struct cg *cg, const char *name, uint64_t *id)
+{
+	char path[PATH_MAX];
+	int r = cg_name_valid(name);
+
+	if (r == 0)
+		r = cg_hpath(cg, cg->mem, name, NULL, path);
+	if (r < 0)
+		return r;
+	return cg->ops->inode(cg->ctx, path, id);
+}
+
+int cg_slot_attach(struct cg *cg, const char *name, pid_t pid)
+{
+	char path[PATH_MAX], num[32];
+	int r = cg_name_valid(name);
+
+	if (r < 0 || pid <= 0)
+		return -EINVAL;
+	snprintf(num, sizeof(num), "%d", (int)pid);
+	/* memory first (index 0), the tracking hierarchy last */
+	for (unsigned k = 0; k < cg->nhier; k++) {
+		r = cg_hpath(cg, (int)k, name, "cgroup.procs", path);
+		if (r == 0)
+			r = cg_write(cg, path, num);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* cgroup.procs of the slot in the memory hierarchy, whole */
+static int read_procs(struct cg *cg, const char *name, char **out)
+{
+	char path[PATH_MAX], *buf = NULL;
+	int r = cg_name_valid(name);
+
+	if (r == 0)
+		r = cg_hpath(cg, cg->mem, name, "cgroup.procs", path);
+	if (r < 0)
+		return r;
+	for (size_t len = 4096; len <= (64u << 20); len *= 2) {
+		char *b = realloc(buf, len);
+		if (!b) {
+			free(buf);
+			return -ENOMEM;
+		}
+		buf = b;
+		r = cg_read(cg, path, buf, len);
+		if (r < 0)
+			break;
+		if ((size_t)r < len - 1) {
+			*out = buf;
+			return 0;
+		}
+		r = -E2BIG;
+	}
+	free(buf);
+	return r;
+}
+
+int cg_slot_nprocs(struct cg *cg, const char *name, unsigned *n)
+{
+	char *procs;
+	unsigned count = 0;
+	int r = read_procs(cg, name, &procs);
+
+	if (r < 0)
+		return r;
+	for (const char *p = procs; *p; p++)
+		count += *p == '\n';
+	if (procs[0] && procs[strlen(procs) - 1] != '\n')
+		count++;
+	free(procs);
+	*n = count;
+	return 0;
+}
+
+int cg_slot_populated(struct cg *cg, const char *name, bool *populated)
+{
+	char path[PATH_MAX], buf[256];
+	uint64_t v;
+	int r = cg_name_valid(name);
+
+	if (r < 0)
+		return r;
+	if (cg->track < 0) {
+		/* pure v1: no cgroup.events; the slot's own processes */
+		r = cg_hpath(cg, cg->mem, name, "cgroup.procs", path);
+		if (r == 0)
+			r = cg_read(cg, path, buf, sizeof(buf));
+		if (r >= 0)
+			*populated = r > 0;
+		return r < 0 ? r : 0;
+	}
+	r = cg_hpath(cg, cg->track, name, "cgroup.events", path);
+	if (r == 0)
+		r = cg_read(cg, path, buf, sizeof(buf));
+	if (r >= 0)
+		r = cg_keyed_u64(buf, "populated", &v);
+	if (r < 0)
+		return r;
+	*populated = v != 0;
+	return 0;
+}
+
+/* ---- watching cgroup.events */
+
+int cg_watch_fd(const struct cg *cg)
+{
+	return cg->ifd;
+}
+
+int cg_slot_watch(struct cg *cg, const char *name)
+{
+	char path[PATH_MAX];
+	struct cg_slotent *e;
+	int r = cg_name_valid(name), wd;
+
+	if (r < 0)
+		return r;
+	if (cg->ifd < 0)
+		return -EOPNOTSUPP;
+	r = cg_hpath(cg, cg->track, name, "cgroup.events", path);
+	if (r < 0)
+		return r;
+	e = cg_ent_get(cg, name);
+	if (!e)
+		return -ENOMEM;
+	wd = cg->ops->watch(cg->ctx, cg->ifd, path, IN_MODIFY);
+	if (wd < 0) {
+		cg_ent_put(cg, e);
+		return wd;
+	}
+	e->wd = wd;
+	return 0;
+}
+
+int cg_slot_unwatch(struct cg *cg, const char *name)
+{
+	struct cg_slotent *e = cg_ent_find(cg, name);
+
+	if (!e || e->wd < 0)
+		return -ENOENT;
+	inotify_rm_watch(cg->ifd, e->wd);
+	e->wd = -1;
+	cg_ent_put(cg, e);
+	return 0;
+}
+
+/* The queue overflowed: any watched slot may have changed. */
+static int notify_all(struct cg *cg, void (*fn)(const char *name, void *ud), void *ud)
+{
+	size_t n = cg->nents;
+	char (*names)[NAME_MAX + 1] = calloc(n ? n : 1, sizeof(*names));
+
+	if (!names)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		memcpy(names[i], cg->ents[i].wd >= 0 ? cg->ents[i].name : "", sizeof(names[i]));
+	for (size_t i = 0; i < n; i++)
+		if (names[i][0])
+			fn(names[i], ud);
+	free(names);
+	return 0;
+}
+
+static void dispatch(struct cg *cg, const struct inotify_event *ev, void (*fn)(const char *name, void *ud),
+		     void *ud)
+{
+	char name[NAME_MAX + 1];
+
+	for (size_t i = 0; i < cg->nents; i++) {
+		struct cg_slotent *e = &cg->ents[i];
+		if (e->wd != ev->wd)
+			continue;
+		/* copied: fn may remove the slot, and with it e */
+		memcpy(name, e->name, sizeof(name));
+		if (ev->mask & IN_IGNORED) {
+			e->wd = -1; /* the directory is gone, the watch with it */
+			cg_ent_put(cg, e);
+		}
+		fn(name, ud);
+		return;
+	}
+}
+
+int cg_watch_read(struct cg *cg, void (*fn)(const char *name, void *ud), void *ud)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	int r = 0;
+
+	if (cg->ifd < 0 || !fn)
+		return -EINVAL;
+	for (;;) {
+		ssize_t n = read(cg->ifd, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return errno == EAGAIN ? r : -errno;
+		for (char *p = buf; p < buf + n;) {
+			const struct inotify_event *ev = (const struct inotify_event *)p;
+			if (ev->mask & IN_Q_OVERFLOW)
+				r = notify_all(cg, fn, ud);
+			else
+				dispatch(cg, ev, fn, ud);
+			p += sizeof(*ev) + ev->len;
+		}
+	}
+}

@@ -23,8 +23,9 @@ struct cg;
 enum cg_hierarchy { CG_HIER_V2, CG_HIER_V1, CG_HIER_HYBRID };
 
 struct cg_features {
-	bool memory_reclaim;    /* memory.reclaim (v2, 5.19+) */
-	bool memory_peak_reset; /* writable memory.peak (6.12+) */
+	bool memory_reclaim;    /* memory.reclaim (v2, 5.19+); v1 reclaims with memory.force_empty */
+	bool memory_peak_reset; /* cg_slot_reset_peak works: writable memory.peak (v2, 6.12+),
+				 * or v1 memory.max_usage_in_bytes (found by trying) */
 	bool cgroup_kill;       /* cgroup.kill (5.14+) */
 	bool clone_into_cgroup; /* clone3(CLONE_INTO_CGROUP), v2 only (5.7+) */
 	bool dying_subsys_stat; /* nr_dying_subsys_memory in cgroup.stat (6.12+) */
@@ -49,8 +50,16 @@ struct cg_fs_ops {
 	/* one write(2) of the whole string; 0 or -errno */
 	int (*write)(void *ctx, const char *path, const char *s);
 	int (*inode)(void *ctx, const char *path, uint64_t *ino);
-	/* calls fn for each subdirectory name of path */
+	/* calls fn for each subdirectory name of path; a negative return of fn
+	 * stops the walk and is returned */
 	int (*list_dirs)(void *ctx, const char *path, int (*fn)(const char *name, void *ud), void *ud);
+	/* Optional (NULL turns the feature off). open(2) with flags (O_CLOEXEC
+	 * added), returning an fd or -errno: memory.peak is reset per open file
+	 * (v2, 6.12+), so the reset and later reads need one fd kept open. */
+	int (*open)(void *ctx, const char *path, int flags);
+	/* Optional (NULL: no watching, cg_watch_fd() is -1). inotify_add_watch(2)
+	 * on path with mask into the inotify fd ifd; the wd or -errno. */
+	int (*watch)(void *ctx, int ifd, const char *path, uint32_t mask);
 };
 extern const struct cg_fs_ops cg_fs_real;
 
@@ -65,7 +74,8 @@ extern const struct cg_fs_ops cg_fs_real;
  * ctrl_mask (and the cgroup2 tracking hierarchy), enable the controllers for
  * its children on v2. root is "auto" (the calling process's own cgroup in each
  * hierarchy; on v2 the process then moves itself into the leaf "<root>/cgpoold"
- * since inner nodes may not hold processes) or a cgroup path like "/cgpool".
+ * since inner nodes may not hold processes; started again from inside that
+ * leaf, it takes the leaf's parent) or a cgroup path like "/cgpool".
  * On failure err says what failed and on what. Errors: -ENOENT no cgroup
  * filesystem or no memory controller mounted, -EACCES no permission,
  * -ENODEV a controller in ctrl_mask is missing. */
@@ -82,7 +92,8 @@ const char *cg_hierarchy_name(enum cg_hierarchy h); /* "v2", "v1", "hybrid" */
 int cg_slot_create(struct cg *cg, const char *name);  /* -EEXIST if it exists already */
 int cg_slot_remove(struct cg *cg, const char *name);  /* rmdir in every hierarchy */
 /* fn is called for each existing child directory of the root whose name
- * starts with prefix (in the memory hierarchy). */
+ * starts with prefix (in the memory hierarchy); the layer's own directories
+ * (the "cgpoold" leaf, the ".cgpool-probe" probe) are not listed. */
 int cg_slot_list(struct cg *cg, const char *prefix, int (*fn)(const char *name, void *ud), void *ud);
 int cg_slot_path(struct cg *cg, const char *name, char *buf, size_t len); /* memory hierarchy dir */
 int cg_slot_id(struct cg *cg, const char *name, uint64_t *id);             /* inode of that dir */

@@ -27,7 +27,10 @@ const char *cgpool_socket_path(const struct cgpool *c);
 
 /* Generic call: method is fully qualified ("io.cgpool.Manager.List"),
  * params_json a JSON object text or NULL. On success *reply_json is the
- * reply's "parameters" object as JSON text (free() it). */
+ * reply's "parameters" object as JSON text (free() it; reply_json may be NULL).
+ * Requests over 64 KiB are refused here (-EMSGSIZE), replies over 1 MiB too;
+ * after a transport error (-EPIPE, -ECONNRESET, -EMSGSIZE on a reply, ...) the
+ * connection is closed and further calls return -ENOTCONN. */
 int cgpool_call(struct cgpool *c, const char *method, const char *params_json, char **reply_json);
 
 /* After -EREMOTEIO: the Varlink error name ("io.cgpool.Manager.NoSuchKey")
@@ -40,7 +43,11 @@ const char *cgpool_last_error(const struct cgpool *c, const char **params_json, 
 int cgpool_attach(struct cgpool *c, const char *key, const pid_t *pids, size_t npids, const char *class_name,
 		  char **slot_json);
 /* Attach the calling process to key's slot, close the connection, execvp(argv[0], argv).
- * Returns only on failure (the connection is closed then too). */
+ * Returns only on failure (the connection is closed then too; c itself stays
+ * valid for cgpool_last_error() and must still be freed with cgpool_close()).
+ * -EREMOTEIO: the daemon refused the attach; other errors may come from the
+ * call or from execvp, so a caller that must tell them apart (cgpoolctl does)
+ * calls cgpool_attach(), cgpool_close() and execvp() itself. */
 int cgpool_exec(struct cgpool *c, const char *key, const char *class_name, char *const argv[]);
 int cgpool_release(struct cgpool *c, const char *key, char **slot_json);
 

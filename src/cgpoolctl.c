@@ -1,1 +1,734 @@
-int main(void) { return 1; }
+/* cgpoolctl.c - command-line client of cgpoold.
+ *
+ * Exit codes: 0 done, 1 the daemon refused or the operation failed, 64 usage,
+ * 69 the daemon is not reachable; exec exits with its command's status (127
+ * or 126 when the command cannot be run). */
+#include "config.h"
+
+#include "cgpool.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sysexits.h>
+#include <time.h>
+#include <unistd.h>
+
+#define EX_FAIL 1
+#define MAX_PIDS 4096
+
+enum {
+	OPT_SOCKET = 1 << 0,
+	OPT_JSON = 1 << 1,
+	OPT_HELP = 1 << 2,
+	OPT_VERSION = 1 << 3,
+	OPT_CLASS = 1 << 4,
+	OPT_MODE = 1 << 5,
+	OPT_WAIT = 1 << 6,
+	OPT_GLOBAL = OPT_SOCKET | OPT_JSON | OPT_HELP | OPT_VERSION,
+};
+
+struct ctx {
+	const char *socket; /* as resolved: --socket, $CGPOOL_SOCKET or the default */
+	bool json, help, version, wait;
+	const char *class_name, *mode;
+	char **args; /* positional arguments after the command */
+	int nargs;
+	char **cmdv; /* exec: CMD [ARG...], NULL-terminated */
+	json_t *pids; /* attach: validated before connecting */
+	struct cgpool *c;
+};
+
+struct command {
+	const char *name;
+	int min, max;  /* positional arguments */
+	unsigned opts; /* OPT_* accepted besides the global ones */
+	bool rest;     /* followed by [--] CMD [ARG...] */
+	int (*fn)(struct ctx *x);
+	const char *args;
+	const char *help;
+};
+
+struct option_def {
+	const char *name;
+	unsigned flag;
+	bool has_arg;
+};
+
+static const struct option_def options[] = {
+	{ "socket", OPT_SOCKET, true }, { "json", OPT_JSON, false }, { "help", OPT_HELP, false },
+	{ "version", OPT_VERSION, false }, { "class", OPT_CLASS, true }, { "mode", OPT_MODE, true },
+	{ "wait", OPT_WAIT, false },
+};
+
+static const char *const retire_modes[] = { "auto", "reparent", "drain" };
+
+/* ------------------------------------------------------------------ output */
+
+static void human_size(json_t *v, char *buf, size_t len)
+{
+	static const char units[] = "KMGTPE";
+	double d;
+	int u = -1;
+
+	if (!json_is_integer(v)) {
+		snprintf(buf, len, "-");
+		return;
+	}
+	d = (double)json_integer_value(v);
+	if (d < 1024) {
+		snprintf(buf, len, "%lldB", (long long)json_integer_value(v));
+		return;
+	}
+	while (d >= 1024 && u < 5) {
+		d /= 1024;
+		u++;
+	}
+	snprintf(buf, len, "%.1f%c", d, units[u]);
+}
+
+static void human_time(json_t *v, char *buf, size_t len)
+{
+	time_t t;
+	struct tm tm;
+
+	if (!json_is_integer(v)) {
+		snprintf(buf, len, "-");
+		return;
+	}
+	t = (time_t)(json_integer_value(v) / 1000000);
+	if (!localtime_r(&t, &tm) || strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm) == 0)
+		snprintf(buf, len, "%lld", (long long)json_integer_value(v));
+}
+
+/* fields shown in human units */
+static const char *const size_fields[] = { "memory_current", "memory_peak", "lru_bytes" };
+static const char *const time_fields[] = { "started", "ended", "idle_since" };
+
+static bool in_list(const char *s, const char *const *list, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(s, list[i]) == 0)
+			return true;
+	return false;
+}
+
+static void print_scalar(const char *key, json_t *v)
+{
+	char buf[64];
+
+	if (in_list(key, size_fields, sizeof(size_fields) / sizeof(size_fields[0]))) {
+		human_size(v, buf, sizeof(buf));
+		fputs(buf, stdout);
+	} else if (in_list(key, time_fields, sizeof(time_fields) / sizeof(time_fields[0]))) {
+		human_time(v, buf, sizeof(buf));
+		fputs(buf, stdout);
+	} else if (json_is_string(v)) {
+		fputs(json_string_value(v), stdout);
+	} else if (json_is_boolean(v)) {
+		fputs(json_is_true(v) ? "yes" : "no", stdout);
+	} else if (json_is_integer(v)) {
+		printf("%lld", (long long)json_integer_value(v));
+	} else {
+		char *s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+		fputs(s ? s : "?", stdout);
+		free(s);
+	}
+}
+
+/* "key: value" lines; nested objects indented; absent and null fields skipped */
+static void print_object(json_t *obj, int indent)
+{
+	const char *key;
+	json_t *v;
+
+	json_object_foreach(obj, key, v) {
+		if (json_is_null(v))
+			continue;
+		printf("%*s%s:", indent, "", key);
+		if (json_is_object(v)) {
+			putchar('\n');
+			print_object(v, indent + 2);
+			continue;
+		}
+		putchar(' ');
+		print_scalar(key, v);
+		putchar('\n');
+	}
+}
+
+static void print_json(json_t *v)
+{
+	size_t flags = JSON_ENCODE_ANY | (isatty(STDOUT_FILENO) ? JSON_INDENT(2) : JSON_COMPACT);
+
+	json_dumpf(v, stdout, flags);
+	putchar('\n');
+}
+
+static const char *str_field(json_t *obj, const char *name, const char *dflt)
+{
+	json_t *v = json_object_get(obj, name);
+
+	return json_is_string(v) ? json_string_value(v) : dflt;
+}
+
+/* -------------------------------------------------------------- talking */
+
+static int transport_error(struct ctx *x, int r)
+{
+	switch (r) {
+	case -EPIPE:
+	case -ECONNRESET:
+	case -ENOTCONN:
+		fprintf(stderr, "cgpoolctl: lost connection to cgpoold at %s: %s\n", x->socket, strerror(-r));
+		return EX_UNAVAILABLE;
+	case -EBADMSG:
+		fprintf(stderr, "cgpoolctl: malformed reply from cgpoold at %s\n", x->socket);
+		return EX_FAIL;
+	case -EMSGSIZE:
+		fprintf(stderr, "cgpoolctl: request or reply too large\n");
+		return EX_FAIL;
+	default:
+		fprintf(stderr, "cgpoolctl: %s\n", strerror(-r));
+		return EX_FAIL;
+	}
+}
+
+/* print why a call failed; returns the exit code */
+static int call_failed(struct ctx *x, int r)
+{
+	const char *msg = NULL;
+
+	if (r != -EREMOTEIO)
+		return transport_error(x, r);
+	if (!cgpool_last_error(x->c, NULL, &msg) || !msg)
+		msg = "the daemon refused";
+	fprintf(stderr, "cgpoolctl: %s\n", msg);
+	return EX_FAIL;
+}
+
+/* Call io.cgpool.Manager.<method>; params stolen (NULL: it could not be built,
+ * a string argument that is not UTF-8). Returns 0 with *reply, or the exit
+ * code after printing the error. */
+static int call(struct ctx *x, const char *method, json_t *params, json_t **reply)
+{
+	char name[128], *ptext = NULL, *rtext = NULL;
+	int r;
+
+	snprintf(name, sizeof(name), "%s.%s", CGPOOL_INTERFACE, method);
+	ptext = params ? json_dumps(params, JSON_COMPACT) : NULL;
+	json_decref(params);
+	if (!ptext) {
+		fprintf(stderr, "cgpoolctl: an argument is not valid UTF-8\n");
+		return EX_USAGE;
+	}
+	r = cgpool_call(x->c, name, ptext, &rtext);
+	free(ptext);
+	if (r < 0)
+		return call_failed(x, r);
+	*reply = json_loads(rtext, 0, NULL);
+	free(rtext);
+	if (!*reply)
+		return transport_error(x, -EBADMSG);
+	return 0;
+}
+
+/* ------------------------------------------------------------- commands */
+
+static int print_slot_reply(struct ctx *x, json_t *reply)
+{
+	json_t *slot = json_object_get(reply, "slot");
+
+	if (x->json) {
+		print_json(json_is_object(slot) ? slot : reply);
+	} else if (json_is_object(slot)) {
+		printf("%s: %s", str_field(slot, "key", x->args[0]), str_field(slot, "state", "?"));
+		if (str_field(slot, "path", NULL))
+			printf(", %s", str_field(slot, "path", ""));
+		putchar('\n');
+	}
+	json_decref(reply);
+	return 0;
+}
+
+static int slot_call(struct ctx *x, const char *method, json_t *params)
+{
+	json_t *reply;
+	int r = call(x, method, params, &reply);
+
+	return r ? r : print_slot_reply(x, reply);
+}
+
+static int parse_pid(const char *s, json_int_t *out)
+{
+	char *end;
+	long v;
+
+	if (!isdigit((unsigned char)s[0]))
+		return -EINVAL;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || v <= 0 || v > INT_MAX)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static int cmd_attach(struct ctx *x)
+{
+	json_t *params = json_pack("{s:s, s:O}", "key", x->args[0], "pids", x->pids);
+
+	if (params && x->class_name)
+		json_object_set_new(params, "class", json_string(x->class_name));
+	return slot_call(x, "Attach", params);
+}
+
+static int cmd_exec(struct ctx *x)
+{
+	pid_t self = getpid();
+	int r = cgpool_attach(x->c, x->args[0], &self, 1, x->class_name, NULL);
+	int e;
+
+	if (r < 0)
+		return call_failed(x, r);
+	cgpool_close(x->c);
+	x->c = NULL;
+	fflush(NULL);
+	execvp(x->cmdv[0], x->cmdv);
+	e = errno;
+	fprintf(stderr, "cgpoolctl: %s: %s\n", x->cmdv[0], strerror(e));
+	return e == ENOENT ? 127 : 126;
+}
+
+static int cmd_key(struct ctx *x, const char *method)
+{
+	return slot_call(x, method, json_pack("{s:s}", "key", x->args[0]));
+}
+
+static int cmd_run(struct ctx *x)
+{
+	return cmd_key(x, "Run");
+}
+
+static int cmd_stop(struct ctx *x)
+{
+	return cmd_key(x, "Stop");
+}
+
+static int cmd_restart(struct ctx *x)
+{
+	return cmd_key(x, "Restart");
+}
+
+static int cmd_release(struct ctx *x)
+{
+	return cmd_key(x, "Release");
+}
+
+static void print_retire(struct ctx *x, json_t *reply)
+{
+	const char *outcome = str_field(reply, "outcome", "?");
+	json_t *elapsed = json_object_get(reply, "elapsed_ms");
+	char size[32];
+
+	printf("%s: %s", str_field(reply, "key", x->args[0]), outcome);
+	if (json_is_integer(json_object_get(reply, "lru_bytes"))) {
+		human_size(json_object_get(reply, "lru_bytes"), size, sizeof(size));
+		printf(", %s LRU", size);
+	}
+	if (x->wait && json_is_integer(elapsed))
+		printf(", %s %lld ms", strcmp(outcome, "pinned") == 0 ? "still dying after" : "verified in",
+		       (long long)json_integer_value(elapsed));
+	putchar('\n');
+}
+
+static int cmd_retire(struct ctx *x)
+{
+	json_t *params = json_pack("{s:s}", "key", x->args[0]), *reply;
+	int r;
+
+	if (params && x->mode)
+		json_object_set_new(params, "mode", json_string(x->mode));
+	if (params && x->wait)
+		json_object_set_new(params, "wait", json_true());
+	r = call(x, "Retire", params, &reply);
+	if (r)
+		return r;
+	if (x->json)
+		print_json(reply);
+	else
+		print_retire(x, reply);
+	json_decref(reply);
+	return 0;
+}
+
+static void print_slot_table(json_t *slots)
+{
+	int wkey = 3, wstate = 5, wruns = 4, wmem = 6;
+	char buf[32];
+	size_t i;
+	json_t *s;
+
+	json_array_foreach(slots, i, s) {
+		int n = snprintf(buf, sizeof(buf), "%lld", (long long)json_integer_value(json_object_get(s, "runs")));
+		int k = (int)strlen(str_field(s, "key", "-")), st = (int)strlen(str_field(s, "state", "?"));
+
+		wkey = k > wkey ? k : wkey;
+		wstate = st > wstate ? st : wstate;
+		wruns = n > wruns ? n : wruns;
+	}
+	printf("%-*s  %-*s  %*s  %*s  %s\n", wkey, "KEY", wstate, "STATE", wruns, "RUNS", wmem, "MEMORY", "PATH");
+	json_array_foreach(slots, i, s) {
+		human_size(json_object_get(s, "memory_current"), buf, sizeof(buf));
+		printf("%-*s  %-*s  %*lld  %*s  %s\n", wkey, str_field(s, "key", "-"), wstate,
+		       str_field(s, "state", "?"), wruns, (long long)json_integer_value(json_object_get(s, "runs")),
+		       wmem, buf, str_field(s, "path", "-"));
+	}
+}
+
+static int cmd_list(struct ctx *x)
+{
+	json_t *reply, *slots;
+	int r = call(x, "List", json_object(), &reply);
+
+	if (r)
+		return r;
+	slots = json_object_get(reply, "slots");
+	if (!json_is_array(slots)) {
+		json_decref(reply);
+		return transport_error(x, -EBADMSG);
+	}
+	if (x->json)
+		print_json(slots);
+	else
+		print_slot_table(slots);
+	json_decref(reply);
+	return 0;
+}
+
+static void print_runs(json_t *runs)
+{
+	char start[32], end[32], peak[32], exit_status[16];
+	size_t i;
+	json_t *run, *st;
+
+	if (json_array_size(runs) == 0)
+		return;
+	printf("recent runs:\n  %-19s  %-19s  %-4s  %6s  %s\n", "STARTED", "ENDED", "EXIT", "PEAK", "OOM");
+	json_array_foreach(runs, i, run) {
+		human_time(json_object_get(run, "started"), start, sizeof(start));
+		human_time(json_object_get(run, "ended"), end, sizeof(end));
+		human_size(json_object_get(run, "memory_peak"), peak, sizeof(peak));
+		st = json_object_get(run, "exit_status");
+		if (json_is_integer(st))
+			snprintf(exit_status, sizeof(exit_status), "%lld", (long long)json_integer_value(st));
+		else
+			snprintf(exit_status, sizeof(exit_status), "-");
+		printf("  %-19s  %-19s  %-4s  %6s  %lld\n", start, end, exit_status, peak,
+		       (long long)json_integer_value(json_object_get(run, "oom_kills")));
+	}
+}
+
+/* status KEY --json: the slot's fields at top level, plus recent_runs */
+static void print_status_key(struct ctx *x, json_t *reply)
+{
+	json_t *slot = json_object_get(reply, "slot");
+	json_t *runs = json_object_get(reply, "recent_runs");
+	json_t *out = json_object();
+
+	if (json_is_object(slot)) { /* the key first, then the rest in the daemon's order */
+		json_object_set(out, "key", json_object_get(slot, "key") ? json_object_get(slot, "key") : json_null());
+		json_object_update_missing(out, slot);
+	}
+	if (!json_is_array(runs))
+		runs = NULL;
+	if (x->json) {
+		json_object_set_new(out, "recent_runs", runs ? json_incref(runs) : json_array());
+		print_json(out);
+	} else {
+		print_object(out, 0);
+		print_runs(runs);
+	}
+	json_decref(out);
+}
+
+static int cmd_status(struct ctx *x)
+{
+	json_t *params = x->nargs ? json_pack("{s:s}", "key", x->args[0]) : json_object(), *reply, *daemon;
+	int r = call(x, "Status", params, &reply);
+
+	if (r)
+		return r;
+	daemon = json_object_get(reply, "daemon");
+	if (x->nargs)
+		print_status_key(x, reply);
+	else if (x->json)
+		print_json(json_is_object(daemon) ? daemon : reply);
+	else
+		print_object(json_is_object(daemon) ? daemon : reply, 0);
+	json_decref(reply);
+	return 0;
+}
+
+static int cmd_probe(struct ctx *x)
+{
+	json_t *reply;
+	int r = call(x, "Probe", json_object(), &reply);
+
+	if (r)
+		return r;
+	if (x->json)
+		print_json(reply);
+	else
+		print_object(reply, 0);
+	json_decref(reply);
+	return 0;
+}
+
+static int cmd_reload(struct ctx *x)
+{
+	json_t *reply, *errors, *e;
+	size_t i;
+	int r = call(x, "Reload", json_object(), &reply);
+
+	if (r)
+		return r;
+	errors = json_object_get(reply, "errors");
+	r = json_array_size(errors) > 0 ? EX_FAIL : 0;
+	if (x->json)
+		print_json(reply);
+	else if (r == 0)
+		puts("reloaded");
+	if (!x->json)
+		json_array_foreach(errors, i, e)
+			fprintf(stderr, "%s\n", json_is_string(e) ? json_string_value(e) : "?");
+	if (r && !x->json)
+		fprintf(stderr, "cgpoolctl: configuration not reloaded, the old one stays\n");
+	json_decref(reply);
+	return r;
+}
+
+static int cmd_metrics(struct ctx *x)
+{
+	json_t *reply;
+	int r = call(x, "Metrics", json_object(), &reply);
+
+	if (r)
+		return r;
+	if (x->json)
+		print_json(reply);
+	else
+		fputs(str_field(reply, "text", ""), stdout);
+	json_decref(reply);
+	return 0;
+}
+
+static const struct command commands[] = {
+	{ "exec", 1, 1, OPT_CLASS, true, cmd_exec, "KEY [--class NAME] -- CMD [ARG...]",
+	  "run CMD in KEY's slot (this process moves there, then executes CMD)" },
+	{ "attach", 2, 1 + MAX_PIDS, OPT_CLASS, false, cmd_attach, "KEY [--class NAME] PID...",
+	  "move running processes into KEY's slot" },
+	{ "run", 1, 1, 0, false, cmd_run, "KEY", "start the supervised job KEY" },
+	{ "stop", 1, 1, 0, false, cmd_stop, "KEY", "stop the supervised job KEY" },
+	{ "restart", 1, 1, 0, false, cmd_restart, "KEY", "restart the supervised job KEY in its slot" },
+	{ "release", 1, 1, 0, false, cmd_release, "KEY", "KEY is done for now: keep its slot idle" },
+	{ "retire", 1, 1, OPT_MODE | OPT_WAIT, false, cmd_retire, "KEY [--mode auto|reparent|drain] [--wait]",
+	  "remove KEY's slot; --wait prints the verified outcome" },
+	{ "list", 0, 0, 0, false, cmd_list, "", "one line per slot" },
+	{ "status", 0, 1, 0, false, cmd_status, "[KEY]", "the daemon, or one key with its recent runs" },
+	{ "probe", 0, 0, 0, false, cmd_probe, "", "what the kernel can do" },
+	{ "reload", 0, 0, 0, false, cmd_reload, "", "reload the daemon's configuration" },
+	{ "metrics", 0, 0, 0, false, cmd_metrics, "", "Prometheus text exposition of the counters" },
+};
+
+/* ------------------------------------------------------------------ main */
+
+static void help(void)
+{
+	printf("Usage: cgpoolctl [--socket PATH] [--json] COMMAND [ARGS]\n\n"
+	       "Control cgpoold, the cgroup pool daemon.\n\nCommands:\n");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		printf("  %s%s%s\n      %s\n", commands[i].name, *commands[i].args ? " " : "", commands[i].args,
+		       commands[i].help);
+	printf("\nOptions:\n"
+	       "  --socket PATH  the daemon's socket (default: $CGPOOL_SOCKET, else %s)\n"
+	       "  --json         print one JSON value on stdout\n"
+	       "  --help         show this help\n  --version      show the version\n\n"
+	       "Exit status: 0 done, 1 refused or failed, 64 usage, 69 daemon not reachable.\n",
+	       CGPOOL_DEFAULT_SOCKET);
+}
+
+static int usage(const struct command *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int usage(const struct command *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fprintf(stderr, "cgpoolctl: ");
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	if (cmd)
+		fprintf(stderr, "\nusage: cgpoolctl [--socket PATH] [--json] %s%s%s\n", cmd->name, *cmd->args ? " " : "",
+			cmd->args);
+	else
+		fprintf(stderr, "\nusage: cgpoolctl [--socket PATH] [--json] COMMAND [ARGS] (see cgpoolctl --help)\n");
+	return EX_USAGE;
+}
+
+static const struct command *find_command(const char *name)
+{
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (strcmp(commands[i].name, name) == 0)
+			return &commands[i];
+	return NULL;
+}
+
+/* one "--name[=value]" at argv[*i]; returns 0 or the usage exit code */
+static int parse_option(struct ctx *x, const struct command *cmd, char **argv, int argc, int *i)
+{
+	const char *arg = argv[*i] + 2, *eq = strchr(arg, '='), *val = NULL;
+	size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
+	const struct option_def *o = NULL;
+
+	for (size_t k = 0; k < sizeof(options) / sizeof(options[0]); k++)
+		if (strlen(options[k].name) == len && strncmp(options[k].name, arg, len) == 0)
+			o = &options[k];
+	if (!o || !(o->flag & (OPT_GLOBAL | (cmd ? cmd->opts : 0))))
+		return usage(cmd, "unknown option %s", argv[*i]);
+	if (o->has_arg) {
+		val = eq ? eq + 1 : (*i + 1 < argc ? argv[++*i] : NULL);
+		if (!val || !*val)
+			return usage(cmd, "option --%s needs a value", o->name);
+	} else if (eq) {
+		return usage(cmd, "option --%s takes no value", o->name);
+	}
+	switch (o->flag) {
+	case OPT_SOCKET: x->socket = val; break;
+	case OPT_JSON: x->json = true; break;
+	case OPT_HELP: x->help = true; break;
+	case OPT_VERSION: x->version = true; break;
+	case OPT_CLASS: x->class_name = val; break;
+	case OPT_MODE: x->mode = val; break;
+	case OPT_WAIT: x->wait = true; break;
+	}
+	return 0;
+}
+
+/* Options may come anywhere before CMD of exec or a "--". */
+static int parse_args(struct ctx *x, int argc, char **argv, const struct command **out)
+{
+	const struct command *cmd = NULL;
+	bool opts_done = false;
+	int r;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (!opts_done && strcmp(a, "--") == 0) {
+			opts_done = true;
+			if (cmd && cmd->rest && x->nargs >= cmd->min) {
+				x->cmdv = &argv[i + 1];
+				break;
+			}
+		} else if (!opts_done && strncmp(a, "--", 2) == 0) {
+			if ((r = parse_option(x, cmd, argv, argc, &i)) != 0)
+				return r;
+		} else if (!opts_done && a[0] == '-' && a[1]) {
+			if (strcmp(a, "-h") != 0)
+				return usage(cmd, "unknown option %s", a);
+			x->help = true;
+		} else if (!cmd) {
+			if (!(cmd = find_command(a)))
+				return usage(NULL, "unknown command: %s", a);
+		} else if (cmd->rest && x->nargs == cmd->max) {
+			x->cmdv = &argv[i];
+			break;
+		} else if (x->nargs == cmd->max) {
+			return usage(cmd, "unexpected argument: %s", a);
+		} else {
+			x->args[x->nargs++] = argv[i];
+		}
+	}
+	*out = cmd;
+	return 0;
+}
+
+/* attach: PIDs are positive integers, checked before the daemon is asked */
+static int check_pids(struct ctx *x, const struct command *cmd)
+{
+	json_int_t pid;
+
+	x->pids = json_array();
+	for (int i = 1; x->pids && i < x->nargs; i++) {
+		if (parse_pid(x->args[i], &pid) < 0)
+			return usage(cmd, "not a process ID: %s", x->args[i]);
+		json_array_append_new(x->pids, json_integer(pid));
+	}
+	return 0;
+}
+
+static int check_args(struct ctx *x, const struct command *cmd)
+{
+	if (!cmd)
+		return usage(NULL, "no command given");
+	if (x->nargs < cmd->min)
+		return usage(cmd, "missing argument%s", cmd->min - x->nargs > 1 ? "s" : "");
+	if (cmd->rest && (!x->cmdv || !x->cmdv[0]))
+		return usage(cmd, "missing the command to run");
+	if (cmd->fn == cmd_attach && check_pids(x, cmd) != 0)
+		return EX_USAGE;
+	if (x->mode) {
+		for (size_t i = 0; i < sizeof(retire_modes) / sizeof(retire_modes[0]); i++)
+			if (strcmp(x->mode, retire_modes[i]) == 0)
+				return 0;
+		return usage(cmd, "unknown retire mode: %s", x->mode);
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct ctx x = { .socket = NULL };
+	const struct command *cmd = NULL;
+	int r;
+
+	x.args = calloc((size_t)argc + 1, sizeof(char *));
+	if (!x.args)
+		return EX_FAIL;
+	r = parse_args(&x, argc, argv, &cmd);
+	if (r == 0 && x.help)
+		help();
+	else if (r == 0 && x.version)
+		printf("cgpoolctl (cgpool) %s\n", PACKAGE_VERSION);
+	else if (r == 0)
+		r = check_args(&x, cmd);
+	if (r || x.help || x.version)
+		goto out;
+	if (!x.socket)
+		x.socket = getenv("CGPOOL_SOCKET");
+	if (!x.socket || !*x.socket)
+		x.socket = CGPOOL_DEFAULT_SOCKET;
+	r = cgpool_connect(x.socket, &x.c);
+	if (r < 0) {
+		fprintf(stderr, "cgpoolctl: cannot reach cgpoold at %s: %s\n", x.socket, strerror(-r));
+		r = EX_UNAVAILABLE;
+		goto out;
+	}
+	r = cmd->fn(&x);
+out:
+	cgpool_close(x.c);
+	json_decref(x.pids);
+	free(x.args);
+	if ((fflush(stdout) != 0 || ferror(stdout)) && r == 0) {
+		fprintf(stderr, "cgpoolctl: write error: %s\n", strerror(errno));
+		r = EX_FAIL;
+	}
+	return r;
+}

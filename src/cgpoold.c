@@ -1,1 +1,317 @@
-int main(void) { return 1; }
+/* cgpoold.c - the cgpool daemon: wires the modules together and runs the loop */
+#include "config.h"
+
+#include <errno.h>
+#include <ev.h>
+#include <getopt.h>
+#include <grp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <systemd/sd-daemon.h>
+#include <unistd.h>
+
+#include "cg.h"
+#include "conf.h"
+#include "log.h"
+#include "manager.h"
+#include "pool.h"
+#include "varlink.h"
+
+enum {
+	EXIT_USAGE = 64,
+	EXIT_UNAVAILABLE = 69,
+	EXIT_CONFIG = 78,
+};
+
+struct daemon {
+	struct ev_loop *loop;
+	const char *config_path;
+	bool config_required;
+	const char *socket_override;
+	struct conf *conf;
+	struct cg *cg;
+	struct pool *pool;
+	struct vl_server *server;
+	struct manager *manager;
+	ev_signal sig_term, sig_int, sig_hup;
+	ev_timer watchdog;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "Usage: cgpoold [--config FILE] [--socket PATH] [--check-config] [--print-config]\n"
+		   "               [--version] [--help]\n"
+		   "Keeps one long-lived cgroup per job key and retires cgroups without leaving\n"
+		   "dying memory cgroups behind. Runs in the foreground.\n"
+		   "  --config FILE    read FILE (and conf.d/*.conf beside it) instead of %s\n"
+		   "  --socket PATH    control socket (also $CGPOOL_SOCKET)\n"
+		   "  --check-config   validate the configuration, print every error, exit 0 or 78\n"
+		   "  --print-config   print the effective configuration\n",
+		CONF_DEFAULT_PATH);
+}
+
+static void print_errors(const struct conf_errors *e)
+{
+	for (size_t i = 0; i < e->n; i++)
+		fprintf(stderr, "%s\n", e->msgs[i]);
+}
+
+static bool resource_supported(const char *name, void *ud)
+{
+	return cg_resource_supported(ud, name);
+}
+
+/* Load, then validate against the running hierarchy when we know it. */
+static int load_config(struct daemon *d, struct conf **out, struct conf_errors *errs)
+{
+	struct conf *c = NULL;
+	const char *env = getenv("CGPOOL_SOCKET");
+	int r = conf_load(d->config_path, d->config_required, &c, errs);
+
+	if (r < 0)
+		return r;
+	if (d->cg && conf_check_resources(c, resource_supported, cg_hierarchy_name(cg_get_info(d->cg)->hierarchy),
+					  d->cg, errs) > 0) {
+		conf_free(c);
+		return -EINVAL;
+	}
+	if (d->socket_override || (env && *env)) {
+		free(c->daemon.socket);
+		c->daemon.socket = strdup(d->socket_override ? d->socket_override : env);
+		if (!c->daemon.socket) {
+			conf_free(c);
+			return -ENOMEM;
+		}
+	}
+	*out = c;
+	return 0;
+}
+
+static bool str_differs(const char *a, const char *b)
+{
+	return strcmp(a ? a : "", b ? b : "") != 0;
+}
+
+static int reload(void *ud, json_t *errors)
+{
+	struct daemon *d = ud;
+	struct conf_errors errs = { 0 };
+	struct conf *c, *old = d->conf;
+	int r;
+
+	sd_notify(0, "RELOADING=1");
+	r = load_config(d, &c, &errs);
+	if (r == 0 && (str_differs(c->daemon.socket, old->daemon.socket) || str_differs(c->daemon.root, old->daemon.root) ||
+		       str_differs(c->daemon.state_dir, old->daemon.state_dir) ||
+		       c->daemon.controllers != old->daemon.controllers)) {
+		json_array_append_new(errors, json_string("socket, root, state_dir and controllers take effect "
+							  "only when cgpoold restarts"));
+		conf_free(c);
+		r = -EINVAL;
+	}
+	for (size_t i = 0; i < errs.n; i++) {
+		log_err("reload refused: %s", errs.msgs[i]);
+		if (errors)
+			json_array_append_new(errors, json_string(errs.msgs[i]));
+	}
+	conf_errors_free(&errs);
+	if (r == 0) {
+		d->conf = c;
+		log_set_level(c->daemon.log_level);
+		pool_set_conf(d->pool, c);
+		conf_free(old);
+		log_notice("configuration reloaded");
+	} else {
+		log_err("reload refused; the previous configuration stays in effect");
+	}
+	sd_notify(0, "READY=1");
+	return r;
+}
+
+static void on_stop(struct ev_loop *loop, ev_signal *w, int revents)
+{
+	log_notice("signal %d: stopping (jobs keep running, slots stay)", w->signum);
+	sd_notify(0, "STOPPING=1");
+	ev_break(loop, EVBREAK_ALL);
+}
+
+static void on_hup(struct ev_loop *loop, ev_signal *w, int revents)
+{
+	reload(w->data, NULL);
+}
+
+static void on_watchdog(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	sd_notify(0, "WATCHDOG=1");
+}
+
+/* The control socket: from systemd (socket activation) or bound here. */
+static int open_socket(struct daemon *d, int *fd)
+{
+	const char *group = d->conf->daemon.socket_group;
+	gid_t gid = (gid_t)-1;
+	mode_t mode = 0666; /* anyone may move itself; SO_PEERCRED decides the rest */
+	struct group *gr;
+	int n = sd_listen_fds(1);
+
+	if (n > 1) {
+		log_err("socket activation: expected 1 socket, got %d", n);
+		return -EINVAL;
+	}
+	if (n == 1) {
+		*fd = SD_LISTEN_FDS_START;
+		log_info("control socket from the service manager (fd %d)", *fd);
+		return 0;
+	}
+	if (group && *group) {
+		gr = getgrnam(group);
+		if (!gr) {
+			log_err("socket_group %s: no such group", group);
+			return -ENOENT;
+		}
+		gid = gr->gr_gid;
+		mode = 0660;
+	}
+	return vl_listen(d->conf->daemon.socket, mode, gid, fd);
+}
+
+static void start_signals(struct daemon *d)
+{
+	uint64_t usec;
+
+	ev_signal_init(&d->sig_term, on_stop, SIGTERM);
+	ev_signal_init(&d->sig_int, on_stop, SIGINT);
+	ev_signal_init(&d->sig_hup, on_hup, SIGHUP);
+	d->sig_hup.data = d;
+	ev_signal_start(d->loop, &d->sig_term);
+	ev_signal_start(d->loop, &d->sig_int);
+	ev_signal_start(d->loop, &d->sig_hup);
+	if (sd_watchdog_enabled(0, &usec) > 0) {
+		ev_timer_init(&d->watchdog, on_watchdog, usec / 2e6, usec / 2e6);
+		ev_timer_start(d->loop, &d->watchdog);
+	}
+}
+
+static void notify_ready(struct daemon *d)
+{
+	const struct cg_info *info = cg_get_info(d->cg);
+	unsigned n[SLOT_NSTATES];
+
+	pool_counts(d->pool, n);
+	sd_notifyf(0, "READY=1\nSTATUS=%u slots (%u warm, %u running, %u idle), %s cgroups, root %s",
+		   n[SLOT_WARM] + n[SLOT_RUNNING] + n[SLOT_IDLE] + n[SLOT_RETIRING], n[SLOT_WARM], n[SLOT_RUNNING],
+		   n[SLOT_IDLE], cg_hierarchy_name(info->hierarchy), info->root);
+	log_notice("ready: socket %s, pool root %s (%s, memory on %s)", d->conf->daemon.socket, info->root,
+		   cg_hierarchy_name(info->hierarchy), info->memory_v2 ? "v2" : "v1");
+}
+
+/* Everything from cgroups to the control socket; returns an exit code. */
+static int start(struct daemon *d)
+{
+	static const struct vl_server_info vinfo = { "cgpool", "cgpoold", PACKAGE_VERSION, "" };
+	struct manager_hooks hooks = { reload, d };
+	char err[512] = "";
+	int fd = -1, r;
+
+	r = cg_open(d->conf->daemon.root, d->conf->daemon.controllers, &d->cg, err, sizeof(err));
+	if (r < 0) {
+		log_err("cgroup filesystem unusable: %s", err[0] ? err : strerror(-r));
+		return EXIT_UNAVAILABLE;
+	}
+	struct conf_errors errs = { 0 };
+	if (conf_check_resources(d->conf, resource_supported, cg_hierarchy_name(cg_get_info(d->cg)->hierarchy),
+				 d->cg, &errs) > 0) {
+		print_errors(&errs);
+		conf_errors_free(&errs);
+		return EXIT_CONFIG;
+	}
+	r = pool_new(d->loop, d->cg, d->conf, &d->pool);
+	if (r < 0) {
+		log_err("pool: %s", strerror(-r));
+		return 1;
+	}
+	r = open_socket(d, &fd);
+	if (r < 0) {
+		log_err("control socket %s: %s", d->conf->daemon.socket, strerror(-r));
+		return 1;
+	}
+	r = vl_server_new(d->loop, fd, &vinfo, &d->server);
+	if (r == 0)
+		r = manager_new(d->server, d->pool, (const struct conf *const *)&d->conf, &hooks, &d->manager);
+	if (r < 0) {
+		log_err("control server: %s", strerror(-r));
+		if (!d->server)
+			close(fd);
+		return 1;
+	}
+	start_signals(d);
+	notify_ready(d);
+	return 0;
+}
+
+static void stop(struct daemon *d)
+{
+	manager_free(d->manager);
+	vl_server_free(d->server);
+	pool_free(d->pool);
+	cg_close(d->cg);
+	conf_free(d->conf);
+}
+
+enum { OPT_CHECK = 256, OPT_PRINT, OPT_VERSION, OPT_HELP };
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "config", required_argument, NULL, 'c' },   { "socket", required_argument, NULL, 's' },
+		{ "check-config", no_argument, NULL, OPT_CHECK }, { "print-config", no_argument, NULL, OPT_PRINT },
+		{ "version", no_argument, NULL, OPT_VERSION }, { "help", no_argument, NULL, OPT_HELP },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct daemon d = { .config_path = CONF_DEFAULT_PATH };
+	struct conf_errors errs = { 0 };
+	bool check = false, print = false;
+	int c, r;
+
+	while ((c = getopt_long(argc, argv, "c:s:", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c': d.config_path = optarg; d.config_required = true; break;
+		case 's': d.socket_override = optarg; break;
+		case OPT_CHECK: check = true; break;
+		case OPT_PRINT: print = true; break;
+		case OPT_VERSION: printf("cgpoold %s\n", PACKAGE_VERSION); return 0;
+		case OPT_HELP: usage(stdout); return 0;
+		default: usage(stderr); return EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "cgpoold: unexpected argument: %s\n", argv[optind]);
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	log_init("cgpoold");
+	r = load_config(&d, &d.conf, &errs);
+	if (r < 0) {
+		print_errors(&errs);
+		if (errs.n == 0)
+			fprintf(stderr, "%s: %s\n", d.config_path, strerror(-r));
+		conf_errors_free(&errs);
+		return EXIT_CONFIG;
+	}
+	if (check || print) {
+		if (print)
+			conf_print(d.conf, stdout);
+		conf_free(d.conf);
+		return 0;
+	}
+	log_set_level(d.conf->daemon.log_level);
+	signal(SIGPIPE, SIG_IGN);
+	d.loop = ev_default_loop(EVFLAG_AUTO);
+	r = start(&d);
+	if (r == 0)
+		ev_run(d.loop, 0);
+	stop(&d);
+	return r;
+}

@@ -1,1 +1,697 @@
-/* pool.c */
+/* pool.c - slots and keys: binding, runs, idle timers, recycling */
+#include "config.h"
+
+#include "pool.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "state.h"
+
+#define POLL_INTERVAL 1.0 /* s, population polling where no cgroup.events exists */
+#define MAX_SLOTS_HARD 65535
+
+struct pool {
+	struct ev_loop *loop;
+	struct cg *cg;
+	const struct conf *conf;
+	struct slot **slots; /* sorted by id */
+	size_t nslots;
+	size_t cap;
+	unsigned next_id;
+	ev_io watch_io;
+	ev_timer poll_timer;
+};
+
+/* v2 defaults written back when a slot is scrubbed for its next key */
+static const struct {
+	const char *name;
+	const char *value;
+} resource_defaults[] = {
+	{ "memory.max", "max" }, { "memory.high", "max" }, { "memory.low", "0" },
+	{ "memory.swap.max", "max" }, { "pids.max", "max" }, { "cpu.max", "max 100000" },
+	{ "cpu.weight", "100" }, { "io.weight", "default 100" },
+};
+
+static void slot_event(struct slot *s, enum slot_event ev);
+static void idle_timer_cb(struct ev_loop *loop, ev_timer *w, int revents);
+
+struct cg *pool_cg(const struct pool *p)
+{
+	return p->cg;
+}
+
+const struct run *slot_last_run(const struct slot *s)
+{
+	if (s->nrecent == 0)
+		return NULL;
+	return &s->recent[(s->nrecent - 1) % SLOT_RECENT_RUNS];
+}
+
+static struct run *slot_cur_run(struct slot *s)
+{
+	return (struct run *)slot_last_run(s);
+}
+
+struct slot *pool_find(struct pool *p, const char *key)
+{
+	for (size_t i = 0; i < p->nslots; i++)
+		if (p->slots[i]->key[0] && strcmp(p->slots[i]->key, key) == 0)
+			return p->slots[i];
+	return NULL;
+}
+
+static struct slot *pool_find_name(struct pool *p, const char *name)
+{
+	for (size_t i = 0; i < p->nslots; i++)
+		if (strcmp(p->slots[i]->name, name) == 0)
+			return p->slots[i];
+	return NULL;
+}
+
+int pool_foreach(struct pool *p, int (*fn)(struct slot *s, void *ud), void *ud)
+{
+	for (size_t i = 0; i < p->nslots; i++) {
+		int r = fn(p->slots[i], ud);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+void pool_counts(const struct pool *p, unsigned counts[SLOT_NSTATES])
+{
+	memset(counts, 0, sizeof(unsigned) * SLOT_NSTATES);
+	for (size_t i = 0; i < p->nslots; i++)
+		counts[p->slots[i]->state]++;
+}
+
+static void pool_save(struct pool *p)
+{
+	int r = state_save(p->conf->daemon.state_dir, cg_get_info(p->cg)->root, p->next_id,
+			   (const struct slot *const *)p->slots, p->nslots);
+	if (r < 0)
+		log_err("state: cannot write %s/state.json: %s", p->conf->daemon.state_dir, strerror(-r));
+}
+
+/* ---- slot objects */
+
+static struct slot *slot_alloc(struct pool *p, unsigned id)
+{
+	struct slot *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->pool = p;
+	s->id = id;
+	snprintf(s->name, sizeof(s->name), SLOT_PREFIX "%u", id);
+	s->state = SLOT_WARM;
+	ev_timer_init(&s->idle_timer, idle_timer_cb, 0., 0.);
+	s->idle_timer.data = s;
+	return s;
+}
+
+static int pool_insert(struct pool *p, struct slot *s)
+{
+	size_t i;
+
+	if (p->nslots == p->cap) {
+		size_t cap = p->cap ? p->cap * 2 : 16;
+		struct slot **n = realloc(p->slots, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		p->slots = n;
+		p->cap = cap;
+	}
+	for (i = p->nslots; i > 0 && p->slots[i - 1]->id > s->id; i--)
+		p->slots[i] = p->slots[i - 1];
+	p->slots[i] = s;
+	p->nslots++;
+	if (s->id >= p->next_id)
+		p->next_id = s->id + 1;
+	return 0;
+}
+
+static void pool_drop(struct pool *p, struct slot *s)
+{
+	size_t i;
+
+	for (i = 0; i < p->nslots && p->slots[i] != s; i++)
+		;
+	if (i == p->nslots)
+		return;
+	memmove(&p->slots[i], &p->slots[i + 1], (p->nslots - i - 1) * sizeof(*p->slots));
+	p->nslots--;
+	ev_timer_stop(p->loop, &s->idle_timer);
+	cg_slot_unwatch(p->cg, s->name);
+	free(s);
+}
+
+/* Create a new warm slot directory. */
+static int pool_grow(struct pool *p, struct slot **out)
+{
+	struct slot *s;
+	int r;
+
+	if (p->nslots >= p->conf->pool.max_slots)
+		return -ENOSPC;
+	s = slot_alloc(p, p->next_id);
+	if (!s)
+		return -ENOMEM;
+	r = cg_slot_create(p->cg, s->name);
+	if (r == -EEXIST)
+		r = 0;
+	if (r == 0)
+		r = cg_slot_id(p->cg, s->name, &s->cgroup_id);
+	if (r < 0) {
+		log_err("create slot %s: %s", s->name, strerror(-r));
+		free(s);
+		return r;
+	}
+	r = pool_insert(p, s);
+	if (r < 0) {
+		cg_slot_remove(p->cg, s->name);
+		free(s);
+		return r;
+	}
+	r = cg_slot_watch(p->cg, s->name);
+	if (r < 0)
+		log_warn("watch slot %s: %s", s->name, strerror(-r));
+	log_info("slot %s: created, warm", s->name);
+	*out = s;
+	return 0;
+}
+
+static unsigned pool_count_state(const struct pool *p, enum slot_state st)
+{
+	unsigned counts[SLOT_NSTATES];
+
+	pool_counts(p, counts);
+	return counts[st];
+}
+
+/* Keep conf.pool.warm slots ready for new keys. */
+static void pool_fill_warm(struct pool *p)
+{
+	unsigned warm = pool_count_state(p, SLOT_WARM);
+	struct slot *s;
+
+	while (warm < p->conf->pool.warm && p->nslots < p->conf->pool.max_slots) {
+		if (pool_grow(p, &s) < 0)
+			break;
+		warm++;
+	}
+}
+
+static struct slot *pool_take_warm(struct pool *p)
+{
+	for (size_t i = 0; i < p->nslots; i++)
+		if (p->slots[i]->state == SLOT_WARM)
+			return p->slots[i];
+	return NULL;
+}
+
+/* ---- actions */
+
+static void apply_list(struct slot *s, const struct conf_res *res, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		int r = cg_slot_set(s->pool->cg, s->name, res[i].name, res[i].value);
+		if (r < 0)
+			log_warn("slot %s (%s): set %s = %s: %s", s->name, s->key, res[i].name, res[i].value,
+				 strerror(-r));
+	}
+}
+
+/* class settings first, the key's own [job] settings override them */
+static void act_apply(struct slot *s)
+{
+	const struct conf *c = s->pool->conf;
+	const struct conf_class *cls = s->class_name[0] ? conf_class_by_name(c, s->class_name) : NULL;
+	const struct conf_job *job = conf_job_for_key(c, s->key);
+
+	if (cls)
+		apply_list(s, cls->res, cls->nres);
+	if (job)
+		apply_list(s, job->res, job->nres);
+}
+
+static void act_run_start(struct slot *s)
+{
+	struct run *run = &s->recent[s->nrecent % SLOT_RECENT_RUNS];
+	struct cg_memory mem;
+
+	memset(run, 0, sizeof(*run));
+	run->started_us = now_real_us();
+	run->exit_status = -1;
+	if (cg_slot_memory(s->pool->cg, s->name, &mem) == 0)
+		run->oom_base = mem.oom_kill;
+	cg_slot_reset_peak(s->pool->cg, s->name);
+	s->nrecent++;
+	s->runs++;
+	log_info("slot %s (%s): run %llu started", s->name, s->key, (unsigned long long)s->runs);
+}
+
+static void act_run_end(struct slot *s)
+{
+	struct run *run = slot_cur_run(s);
+	struct cg_memory mem;
+
+	if (!run || run->ended_us)
+		return;
+	run->ended_us = now_real_us();
+	if (cg_slot_memory(s->pool->cg, s->name, &mem) == 0) {
+		run->memory_peak = mem.peak;
+		run->oom_kills = mem.oom_kill >= run->oom_base ? mem.oom_kill - run->oom_base : 0;
+	}
+	log_info("slot %s (%s): run %llu ended after %.3f s, peak %llu bytes, %llu oom kills", s->name, s->key,
+		 (unsigned long long)s->runs, (run->ended_us - run->started_us) / 1e6,
+		 (unsigned long long)run->memory_peak, (unsigned long long)run->oom_kills);
+}
+
+static void act_idle_timer(struct slot *s, double after)
+{
+	struct ev_loop *loop = s->pool->loop;
+
+	ev_timer_stop(loop, &s->idle_timer);
+	ev_timer_set(&s->idle_timer, after > 0 ? after : 0.001, 0.);
+	ev_timer_start(loop, &s->idle_timer);
+}
+
+/* Make a slot fit for its next tenant: give back the memory the last key
+ * left, put the limits back to the kernel's defaults, forget the key. */
+static void act_scrub(struct slot *s)
+{
+	struct cg *cg = s->pool->cg;
+	struct cg_memory mem;
+	int r;
+
+	if (cg_slot_memory(cg, s->name, &mem) == 0 && mem.current > 0) {
+		r = cg_slot_reclaim(cg, s->name, mem.current);
+		if (r < 0 && r != -EAGAIN)
+			log_warn("slot %s: reclaim: %s", s->name, strerror(-r));
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(resource_defaults); i++)
+		if (cg_resource_supported(cg, resource_defaults[i].name))
+			cg_slot_set(cg, s->name, resource_defaults[i].name, resource_defaults[i].value);
+	cg_slot_reset_peak(cg, s->name);
+	log_info("slot %s: recycled from key %s after %llu runs", s->name, s->key, (unsigned long long)s->runs);
+	s->key[0] = '\0';
+	s->class_name[0] = '\0';
+	s->runs = 0;
+	s->nrecent = 0;
+	s->idle_since_us = 0;
+}
+
+/* Retirement proper (drain, verify) lives in its own module; until then a
+ * slot leaving the pool is removed with rmdir and nothing is verified. */
+static void act_retire(struct slot *s)
+{
+	struct pool *p = s->pool;
+	int r = cg_slot_remove(p->cg, s->name);
+
+	if (r < 0) {
+		log_err("retire slot %s (%s): rmdir: %s", s->name, s->key, strerror(-r));
+		return;
+	}
+	log_info("slot %s (%s): removed", s->name, s->key[0] ? s->key : "-");
+	pool_drop(p, s);
+}
+
+static void slot_do(struct slot *s, enum slot_state prev, unsigned act)
+{
+	if (act & SLOT_ACT_RUN_END)
+		act_run_end(s);
+	if (act & SLOT_ACT_STOP_TIMER)
+		ev_timer_stop(s->pool->loop, &s->idle_timer);
+	if (act & SLOT_ACT_APPLY)
+		act_apply(s);
+	if (act & SLOT_ACT_RUN_START)
+		act_run_start(s);
+	if (act & SLOT_ACT_IDLE_TIMER) {
+		if (prev != SLOT_IDLE)
+			s->idle_since_us = now_real_us();
+		act_idle_timer(s, s->pool->conf->pool.idle_timeout_ms / 1000.);
+	}
+	if (act & SLOT_ACT_SCRUB)
+		act_scrub(s);
+}
+
+/* Feed one event to a slot's state machine and carry out the actions. */
+static void slot_event(struct slot *s, enum slot_event ev)
+{
+	struct pool *p = s->pool;
+	enum slot_state prev = s->state, next;
+	unsigned act;
+
+	if (slot_step(prev, ev, p->conf->pool.recycle, &next, &act) < 0)
+		return;
+	s->state = next;
+	if (prev != next)
+		log_info("slot %s (%s): %s -> %s on %s", s->name, s->key[0] ? s->key : "-", slot_state_name(prev),
+			 slot_state_name(next), slot_event_name(ev));
+	slot_do(s, prev, act);
+	if (act & SLOT_ACT_RETIRE)
+		act_retire(s); /* frees s */
+	pool_save(p);
+}
+
+/* ---- kernel events */
+
+/* Read what the kernel says about a slot and feed it to the state machine. */
+static void slot_sync(struct slot *s)
+{
+	bool populated;
+	int r = cg_slot_populated(s->pool->cg, s->name, &populated);
+
+	if (r < 0) {
+		log_warn("slot %s: read population: %s", s->name, strerror(-r));
+		return;
+	}
+	slot_event(s, populated ? SLOT_EV_POPULATED : SLOT_EV_EMPTY);
+}
+
+static void watch_one(const char *name, void *ud)
+{
+	struct slot *s = pool_find_name(ud, name);
+
+	if (s)
+		slot_sync(s);
+}
+
+static void watch_cb(struct ev_loop *loop, ev_io *w, int revents)
+{
+	struct pool *p = w->data;
+	int r = cg_watch_read(p->cg, watch_one, p);
+
+	if (r < 0 && r != -EAGAIN)
+		log_warn("cgroup events: %s", strerror(-r));
+}
+
+static void poll_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct pool *p = w->data;
+
+	for (size_t i = 0; i < p->nslots; i++) {
+		struct slot *s = p->slots[i];
+		if (s->state == SLOT_RUNNING || s->state == SLOT_IDLE) {
+			slot_sync(s);
+			if (i < p->nslots && p->slots[i] != s)
+				i--; /* s was retired and dropped */
+		}
+	}
+}
+
+static void idle_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct slot *s = w->data;
+	struct pool *p = s->pool;
+
+	slot_event(s, SLOT_EV_IDLE_TIMEOUT);
+	pool_fill_warm(p);
+}
+
+/* ---- requests */
+
+static int pids_exist(const pid_t *pids, size_t n, pid_t *bad)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (pids[i] <= 0 || (kill(pids[i], 0) < 0 && errno == ESRCH)) {
+			*bad = pids[i];
+			return -ESRCH;
+		}
+	}
+	return 0;
+}
+
+static int slot_bind(struct pool *p, struct slot *s, const char *key, const char *class_name)
+{
+	const struct conf_class *cls;
+
+	if (class_name) {
+		cls = conf_class_by_name(p->conf, class_name);
+		if (!cls)
+			return -ENOENT;
+	} else {
+		cls = conf_class_for_key(p->conf, key);
+	}
+	snprintf(s->key, sizeof(s->key), "%s", key);
+	snprintf(s->class_name, sizeof(s->class_name), "%s", cls ? cls->name : "");
+	s->runs = 0;
+	s->nrecent = 0;
+	log_info("slot %s: bound to key %s%s%s", s->name, key, cls ? ", class " : "", cls ? cls->name : "");
+	return 0;
+}
+
+/* The slot for key: its own, else a warm one (created if none is ready). */
+static int slot_for_key(struct pool *p, const char *key, const char *class_name, struct slot **out, bool *fresh)
+{
+	struct slot *s = pool_find(p, key);
+	int r;
+
+	*fresh = false;
+	if (s) {
+		if (class_name && !conf_class_by_name(p->conf, class_name))
+			return -ENOENT;
+		*out = s;
+		return 0;
+	}
+	s = pool_take_warm(p);
+	if (!s) {
+		r = pool_grow(p, &s);
+		if (r < 0)
+			return r;
+	}
+	r = slot_bind(p, s, key, class_name);
+	if (r < 0)
+		return r;
+	*fresh = true;
+	*out = s;
+	return 0;
+}
+
+static bool slot_has_procs(struct slot *s)
+{
+	bool populated;
+	unsigned n;
+
+	if (cg_slot_populated(s->pool->cg, s->name, &populated) == 0 && !populated)
+		return false;
+	return cg_slot_nprocs(s->pool->cg, s->name, &n) < 0 || n > 0;
+}
+
+int pool_attach(struct pool *p, const char *key, const char *class_name, const pid_t *pids, size_t npids,
+		struct slot **out, pid_t *bad_pid)
+{
+	struct slot *s;
+	enum slot_state next;
+	unsigned act;
+	bool fresh;
+	int r;
+
+	r = pids_exist(pids, npids, bad_pid);
+	if (r < 0)
+		return r;
+	r = slot_for_key(p, key, class_name, &s, &fresh);
+	if (r < 0)
+		return r;
+	/* a run that ended a moment ago, before its event reached us (the
+	 * populated flag can lag the exit of the last process: trust an empty
+	 * cgroup.procs too) */
+	if (s->state == SLOT_RUNNING && !slot_has_procs(s))
+		slot_event(s, SLOT_EV_EMPTY);
+	r = slot_step(s->state, SLOT_EV_ATTACH, p->conf->pool.recycle, &next, &act);
+	if (r < 0)
+		goto fail;
+	if (act & SLOT_ACT_APPLY)
+		act_apply(s); /* limits in place before the processes arrive */
+	for (size_t i = 0; i < npids; i++) {
+		r = cg_slot_attach(p->cg, s->name, pids[i]);
+		if (r < 0) {
+			*bad_pid = pids[i];
+			log_warn("slot %s (%s): attach pid %d: %s", s->name, key, (int)pids[i], strerror(-r));
+			goto fail;
+		}
+	}
+	if (s->state != next)
+		log_info("slot %s (%s): %s -> %s on attach", s->name, key, slot_state_name(s->state),
+			 slot_state_name(next));
+	enum slot_state prev = s->state;
+	s->state = next;
+	slot_do(s, prev, act & ~SLOT_ACT_APPLY);
+	pool_save(p);
+	pool_fill_warm(p);
+	*out = s;
+	return 0;
+fail:
+	if (fresh && s->state == SLOT_WARM) {
+		s->key[0] = '\0';
+		s->class_name[0] = '\0';
+	}
+	return r;
+}
+
+int pool_release(struct pool *p, const char *key, struct slot **out)
+{
+	struct slot *s = pool_find(p, key);
+
+	if (!s)
+		return -ENOENT;
+	log_info("slot %s (%s): released", s->name, key);
+	slot_event(s, SLOT_EV_RELEASE);
+	*out = s;
+	return 0;
+}
+
+void pool_set_conf(struct pool *p, const struct conf *conf)
+{
+	p->conf = conf;
+	pool_fill_warm(p);
+}
+
+/* ---- start-up: adopt what the cgroup tree and the state file say */
+
+static int adopt_dir(const char *name, void *ud)
+{
+	struct pool *p = ud;
+	char *end;
+	unsigned long id = strtoul(name + strlen(SLOT_PREFIX), &end, 10);
+	struct slot *s;
+
+	if (*end || end == name + strlen(SLOT_PREFIX) || id > MAX_SLOTS_HARD * 16UL)
+		return 0; /* not a slot of ours */
+	s = slot_alloc(p, (unsigned)id);
+	if (!s || pool_insert(p, s) < 0) {
+		free(s);
+		return -ENOMEM;
+	}
+	if (cg_slot_id(p->cg, name, &s->cgroup_id) < 0)
+		s->cgroup_id = 0;
+	return 0;
+}
+
+static void restore_one(struct pool *p, const struct slot *saved)
+{
+	struct slot *s = pool_find_name(p, saved->name);
+
+	if (!s) {
+		log_warn("slot %s (%s): in the state file but gone from the cgroup tree; forgotten", saved->name,
+			 saved->key[0] ? saved->key : "-");
+		return;
+	}
+	memcpy(s->key, saved->key, sizeof(s->key));
+	memcpy(s->class_name, saved->class_name, sizeof(s->class_name));
+	memcpy(s->recent, saved->recent, sizeof(s->recent));
+	s->state = saved->state;
+	s->runs = saved->runs;
+	s->nrecent = saved->nrecent;
+	s->idle_since_us = saved->idle_since_us;
+	if (saved->cgroup_id && s->cgroup_id != saved->cgroup_id)
+		log_warn("slot %s: cgroup id changed from %llu to %llu (recreated while we were down)", s->name,
+			 (unsigned long long)saved->cgroup_id, (unsigned long long)s->cgroup_id);
+}
+
+/* After a restart: runs that ended or began while the daemon was down. */
+static void reconcile(struct pool *p)
+{
+	for (size_t i = 0; i < p->nslots; i++) {
+		struct slot *s = p->slots[i];
+		bool populated = false;
+
+		cg_slot_watch(p->cg, s->name);
+		cg_slot_populated(p->cg, s->name, &populated);
+		if (s->state == SLOT_RETIRING || (!s->key[0] && s->state != SLOT_WARM))
+			s->state = s->key[0] ? SLOT_IDLE : SLOT_WARM;
+		if (s->state == SLOT_WARM && populated)
+			log_warn("slot %s: warm but holds processes it was not given", s->name);
+		if (s->state == SLOT_IDLE && !populated) {
+			int64_t left_us = s->idle_since_us + (int64_t)p->conf->pool.idle_timeout_ms * 1000 -
+					  now_real_us();
+			act_idle_timer(s, left_us / 1e6);
+			continue;
+		}
+		slot_event(s, populated ? SLOT_EV_POPULATED : SLOT_EV_EMPTY);
+	}
+}
+
+static int pool_load(struct pool *p)
+{
+	struct slot **saved = NULL;
+	size_t nsaved = 0;
+	unsigned next_id = 0;
+	int r;
+
+	r = cg_slot_list(p->cg, SLOT_PREFIX, adopt_dir, p);
+	if (r < 0)
+		return r;
+	r = state_load(p->conf->daemon.state_dir, cg_get_info(p->cg)->root, &next_id, &saved, &nsaved);
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0) {
+		log_warn("state: %s/state.json unusable (%s); keys are forgotten, slots kept as warm",
+			 p->conf->daemon.state_dir, strerror(-r));
+		return 0;
+	}
+	for (size_t i = 0; i < nsaved; i++) {
+		restore_one(p, saved[i]);
+		free(saved[i]);
+	}
+	free(saved);
+	if (next_id > p->next_id)
+		p->next_id = next_id;
+	return 0;
+}
+
+int pool_new(struct ev_loop *loop, struct cg *cg, const struct conf *conf, struct pool **out)
+{
+	struct pool *p = calloc(1, sizeof(*p));
+	unsigned counts[SLOT_NSTATES];
+	int fd, r;
+
+	if (!p)
+		return -ENOMEM;
+	p->loop = loop;
+	p->cg = cg;
+	p->conf = conf;
+	r = pool_load(p);
+	if (r < 0) {
+		pool_free(p);
+		return r;
+	}
+	reconcile(p);
+	fd = cg_watch_fd(cg);
+	if (fd >= 0) {
+		ev_io_init(&p->watch_io, watch_cb, fd, EV_READ);
+		p->watch_io.data = p;
+		ev_io_start(loop, &p->watch_io);
+	} else {
+		ev_timer_init(&p->poll_timer, poll_cb, POLL_INTERVAL, POLL_INTERVAL);
+		p->poll_timer.data = p;
+		ev_timer_start(loop, &p->poll_timer);
+	}
+	pool_fill_warm(p);
+	pool_save(p);
+	pool_counts(p, counts);
+	log_info("pool: %zu slots (%u warm, %u running, %u idle)", p->nslots, counts[SLOT_WARM],
+		 counts[SLOT_RUNNING], counts[SLOT_IDLE]);
+	*out = p;
+	return 0;
+}
+
+void pool_free(struct pool *p)
+{
+	if (!p)
+		return;
+	ev_io_stop(p->loop, &p->watch_io);
+	ev_timer_stop(p->loop, &p->poll_timer);
+	for (size_t i = 0; i < p->nslots; i++) {
+		ev_timer_stop(p->loop, &p->slots[i]->idle_timer);
+		free(p->slots[i]);
+	}
+	free(p->slots);
+	free(p);
+}

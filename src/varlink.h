@@ -16,6 +16,7 @@
 #include <sys/types.h>
 
 #define VL_MAX_MESSAGE (64 * 1024) /* bytes in one message, NUL included */
+#define VL_MAX_REPLY (1024 * 1024)  /* bytes in one reply, NUL included (libcgpool's limit) */
 #define VL_MAX_CLIENTS 128
 
 struct vl_server;
@@ -33,10 +34,13 @@ struct vl_request {
 	json_t *params;   /* object, never NULL (empty object when absent); caller frees */
 	bool oneway;
 	bool more;
+	bool upgrade; /* not supported: answered with InvalidParameter "upgrade" */
 };
 /* Decode one message (without its NUL). Returns 0, or -EINVAL with *why set to
  * a static description (not JSON, not an object, method missing or not a
- * string, parameters not an object, unknown top-level field type). */
+ * string, parameters not an object, unknown top-level field type).
+ * Strings in params may hold "\u0000": a handler that uses a string as a C
+ * string must check json_string_length() against strlen(). */
 int vl_request_decode(const char *msg, size_t len, struct vl_request *out, const char **why);
 /* Encode a reply (params stolen; may be NULL) or an error reply into a newly
  * allocated NUL-terminated message. *len includes the NUL. */
@@ -46,10 +50,14 @@ char *vl_reply_encode(const char *error, json_t *params, size_t *len);
 struct vl_server_info {
 	const char *vendor, *product, *version, *url;
 };
-/* listen_fd: a bound, listening, non-blocking AF_UNIX stream socket. */
+/* listen_fd: a bound, listening AF_UNIX stream socket (set non-blocking here).
+ * On success the server owns it (vl_server_free() closes it; the socket file
+ * is the caller's to unlink); on failure it stays the caller's. */
 int vl_server_new(struct ev_loop *loop, int listen_fd, const struct vl_server_info *info,
 		  struct vl_server **out);
-/* Stops listening, closes every connection, drops pending calls. NULL ok. */
+/* Stops listening, closes every connection, drops pending calls: a call a
+ * handler still holds stays valid, vl_call_connected() is false for it and
+ * its reply frees it. NULL ok. */
 void vl_server_free(struct vl_server *s);
 /* Register an interface: its name and its Varlink IDL text (returned by
  * org.varlink.service.GetInterfaceDescription and listed by GetInfo). */
@@ -58,10 +66,14 @@ int vl_server_add_interface(struct vl_server *s, const char *name, const char *d
 int vl_server_add_method(struct vl_server *s, const char *method, vl_method_fn fn, void *ud);
 
 /* Bind a listening socket at path (removing a stale socket file first, creating
- * the directory), chmod it to mode and chown it to root:gid (gid -1: leave). */
+ * the directory), chmod it to mode and chown it to root:gid (gid -1: leave).
+ * -EEXIST if path exists and is not a socket, -EADDRINUSE if a server is
+ * listening on it. The fd is non-blocking and close-on-exec. */
 int vl_listen(const char *path, mode_t mode, gid_t gid, int *out_fd);
 
-/* ---- answering a call */
+/* ---- answering a call (both free the call, even when they fail: -EMSGSIZE
+ * for a reply over VL_MAX_REPLY, -EINVAL for params that are not an object;
+ * the connection is closed then) */
 int vl_call_reply(struct vl_call *call, json_t *params /* stolen, NULL = {} */);
 int vl_call_error(struct vl_call *call, const char *error, json_t *params /* stolen, NULL = {} */);
 /* Credentials of the peer (SO_PEERCRED, taken at accept). */

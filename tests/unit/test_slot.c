@@ -1,1 +1,107 @@
-int main(void) { return 77; }
+/* unit tests: the slot state machine */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+
+#include "slot.h"
+
+#define W SLOT_WARM
+#define R SLOT_RUNNING
+#define I SLOT_IDLE
+#define X SLOT_RETIRING
+
+static void expect_step(enum slot_state from, enum slot_event ev, int recycle, enum slot_state to, unsigned act)
+{
+	enum slot_state next = SLOT_NSTATES;
+	unsigned a = ~0u;
+
+	assert_int_equal(slot_step(from, ev, recycle, &next, &a), 0);
+	assert_int_equal(next, to);
+	assert_int_equal(a, act);
+}
+
+static void expect_refused(enum slot_state from, enum slot_event ev, int err)
+{
+	enum slot_state next = SLOT_NSTATES;
+	unsigned a = 12345;
+
+	assert_int_equal(slot_step(from, ev, 1, &next, &a), err);
+	/* outputs untouched on refusal */
+	assert_int_equal(next, SLOT_NSTATES);
+	assert_int_equal(a, 12345);
+}
+
+static void test_run_lifecycle(void **state)
+{
+	/* a new key binds a warm slot: a run starts, limits are applied */
+	expect_step(W, SLOT_EV_ATTACH, 1, R,
+		    SLOT_ACT_RUN_START | SLOT_ACT_APPLY | SLOT_ACT_STOP_TIMER);
+	/* more processes into a running slot: same run, no new count */
+	expect_step(R, SLOT_EV_ATTACH, 1, R, SLOT_ACT_APPLY);
+	expect_refused(R, SLOT_EV_POPULATED, -EINVAL);
+	/* the slot empties: the run ends, the idle timer starts */
+	expect_step(R, SLOT_EV_EMPTY, 1, I, SLOT_ACT_RUN_END | SLOT_ACT_IDLE_TIMER);
+	/* restart of the key: a new run in the same slot */
+	expect_step(I, SLOT_EV_ATTACH, 1, R,
+		    SLOT_ACT_RUN_START | SLOT_ACT_APPLY | SLOT_ACT_STOP_TIMER);
+	/* processes found in an idle slot (e.g. while the daemon was down) */
+	expect_step(I, SLOT_EV_POPULATED, 1, R,
+		    SLOT_ACT_RUN_START | SLOT_ACT_APPLY | SLOT_ACT_STOP_TIMER);
+}
+
+static void test_idle_and_release(void **state)
+{
+	expect_step(I, SLOT_EV_RELEASE, 1, I, SLOT_ACT_IDLE_TIMER);
+	expect_step(R, SLOT_EV_RELEASE, 1, R, 0);
+	/* idle_timeout: recycled to warm, or retired when recycle = no */
+	expect_step(I, SLOT_EV_IDLE_TIMEOUT, 1, W, SLOT_ACT_SCRUB);
+	expect_step(I, SLOT_EV_IDLE_TIMEOUT, 0, X, SLOT_ACT_STOP_TIMER | SLOT_ACT_RETIRE);
+	expect_refused(R, SLOT_EV_IDLE_TIMEOUT, -EINVAL);
+	expect_refused(W, SLOT_EV_IDLE_TIMEOUT, -EINVAL);
+}
+
+static void test_retire(void **state)
+{
+	expect_step(W, SLOT_EV_RETIRE, 1, X, SLOT_ACT_RETIRE);
+	expect_step(I, SLOT_EV_RETIRE, 1, X, SLOT_ACT_STOP_TIMER | SLOT_ACT_RETIRE);
+	expect_refused(R, SLOT_EV_RETIRE, -EBUSY);
+	expect_refused(X, SLOT_EV_ATTACH, -EBUSY);
+	expect_refused(X, SLOT_EV_RETIRE, -EINVAL);
+}
+
+static void test_nonsense_events(void **state)
+{
+	expect_refused(W, SLOT_EV_EMPTY, -EINVAL);
+	expect_refused(W, SLOT_EV_POPULATED, -EINVAL);
+	expect_refused(W, SLOT_EV_RELEASE, -EINVAL);
+	expect_refused(I, SLOT_EV_EMPTY, -EINVAL);
+	expect_refused(SLOT_NSTATES, SLOT_EV_EMPTY, -EINVAL);
+	expect_refused(W, SLOT_NEVENTS, -EINVAL);
+}
+
+static void test_names(void **state)
+{
+	enum slot_state s;
+
+	for (int i = 0; i < SLOT_NSTATES; i++) {
+		assert_int_equal(slot_state_parse(slot_state_name((enum slot_state)i), &s), 0);
+		assert_int_equal(s, i);
+	}
+	assert_string_equal(slot_state_name(SLOT_IDLE), "idle");
+	assert_int_equal(slot_state_parse("zombie", &s), -EINVAL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_run_lifecycle), cmocka_unit_test(test_idle_and_release),
+		cmocka_unit_test(test_retire), cmocka_unit_test(test_nonsense_events), cmocka_unit_test(test_names),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

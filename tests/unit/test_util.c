@@ -1,1 +1,143 @@
-int main(void) { return 77; }
+/* unit tests: value parsers, key validation, atomic files */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util.h"
+
+static void test_sizes(void **state)
+{
+	uint64_t v;
+
+	assert_int_equal(parse_size("4096", &v), 0);
+	assert_int_equal(v, 4096);
+	assert_int_equal(parse_size("512K", &v), 0);
+	assert_int_equal(v, 512 * 1024);
+	assert_int_equal(parse_size("4G", &v), 0);
+	assert_int_equal(v, 4ULL << 30);
+	assert_int_equal(parse_size("max", &v), 0);
+	assert_true(v == UINT64_MAX);
+	assert_int_equal(parse_size("2Q", &v), -EINVAL);
+	assert_int_equal(parse_size("", &v), -EINVAL);
+	assert_int_equal(parse_size("-1", &v), -EINVAL);
+	assert_int_equal(parse_size(" 4M", &v), -EINVAL);
+	assert_int_equal(parse_size("99999999999999999999", &v), -ERANGE);
+	assert_int_equal(parse_size("99999999999T", &v), -ERANGE);
+}
+
+static void test_durations(void **state)
+{
+	uint64_t v;
+
+	assert_int_equal(parse_duration_ms("250ms", &v), 0);
+	assert_int_equal(v, 250);
+	assert_int_equal(parse_duration_ms("30s", &v), 0);
+	assert_int_equal(v, 30000);
+	assert_int_equal(parse_duration_ms("10m", &v), 0);
+	assert_int_equal(v, 600000);
+	assert_int_equal(parse_duration_ms("1h", &v), 0);
+	assert_int_equal(v, 3600000);
+	assert_int_equal(parse_duration_ms("5", &v), 0);
+	assert_int_equal(v, 5000);
+	assert_int_equal(parse_duration_ms("5d", &v), -EINVAL);
+	assert_int_equal(parse_duration_ms("s", &v), -EINVAL);
+}
+
+static void test_bools_uints(void **state)
+{
+	bool b;
+	uint64_t v;
+
+	assert_int_equal(parse_bool("yes", &b), 0);
+	assert_true(b);
+	assert_int_equal(parse_bool("Off", &b), 0);
+	assert_false(b);
+	assert_int_equal(parse_bool("maybe", &b), -EINVAL);
+	assert_int_equal(parse_uint("20", 1, 100, &v), 0);
+	assert_int_equal(v, 20);
+	assert_int_equal(parse_uint("0", 1, 100, &v), -ERANGE);
+	assert_int_equal(parse_uint("20x", 1, 100, &v), -EINVAL);
+}
+
+static void test_keys(void **state)
+{
+	static const struct {
+		const char *key;
+		const char *reason; /* NULL: valid */
+	} cases[] = {
+		{ "web", NULL },
+		{ "slurm.4711", NULL },
+		{ "nightly-etl", NULL },
+		{ "a:b@c+d=e,f_g", NULL },
+		{ "", "key is empty" },
+		{ ".", "key may not be \".\" or \"..\"" },
+		{ "..", "key may not be \".\" or \"..\"" },
+		{ ".hidden", "key may not start with '.' or '-'" },
+		{ "-rf", "key may not start with '.' or '-'" },
+		{ "a/b", "key may not contain '/'" },
+		{ "/", "key may not contain '/'" },
+		{ "a\nb", "key may not contain control characters" },
+		{ "tab\there", "key may not contain control characters" },
+		{ "a b", "key may contain only letters, digits and . _ : @ + = , -" },
+		{ "caf\xc3\xa9", "key may contain only letters, digits and . _ : @ + = , -" },
+	};
+	char longkey[KEY_MAX + 2];
+	const char *why;
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		why = NULL;
+		if (!cases[i].reason) {
+			assert_int_equal(key_validate(cases[i].key, &why), 0);
+			continue;
+		}
+		assert_int_equal(key_validate(cases[i].key, &why), -EINVAL);
+		assert_string_equal(why, cases[i].reason);
+	}
+	memset(longkey, 'k', KEY_MAX);
+	longkey[KEY_MAX] = '\0';
+	assert_int_equal(key_validate(longkey, &why), 0);
+	longkey[KEY_MAX] = 'k';
+	longkey[KEY_MAX + 1] = '\0';
+	assert_int_equal(key_validate(longkey, &why), -EINVAL);
+	assert_string_equal(why, "key is longer than 128 bytes");
+}
+
+static void test_atomic_file(void **state)
+{
+	char dir[] = "/tmp/cgpool-util-XXXXXX", path[256], buf[64];
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/a/b/state", dir);
+	assert_int_equal(file_write_atomic(path, "x", 1, 0644), -ENOENT);
+	snprintf(path, sizeof(path), "%s/a/b", dir);
+	assert_int_equal(mkdir_p(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/a/b/state", dir);
+	assert_int_equal(file_write_atomic(path, "first", 5, 0644), 0);
+	assert_int_equal(file_write_atomic(path, "second", 6, 0644), 0);
+	assert_int_equal(file_read(path, buf, sizeof(buf)), 6);
+	assert_string_equal(buf, "second");
+	assert_int_equal(file_read(path, buf, 4), 3); /* truncated, still terminated */
+	assert_string_equal(buf, "sec");
+	unlink(path);
+	snprintf(path, sizeof(path), "rm -r %s", dir);
+	assert_int_equal(system(path), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_sizes),      cmocka_unit_test(test_durations),   cmocka_unit_test(test_bools_uints),
+		cmocka_unit_test(test_keys),       cmocka_unit_test(test_atomic_file),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

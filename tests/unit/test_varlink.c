@@ -1,1 +1,795 @@
-int main(void) { return 77; }
+/* test_varlink.c - the Varlink server (decoder, encoder, transport) against
+ * raw sockets and the real client library. The server runs on a private ev
+ * loop driven by the test; blocking libcgpool calls run in a thread. */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "cgpool.h"
+#include "log.h"
+#include "util.h"
+#include "varlink.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define DEADLINE_US (20 * 1000 * 1000) /* generous: valgrind is slow */
+#define TEST_IFACE "io.cgpool.Test"
+
+static const char test_idl[] = "interface io.cgpool.Test\n"
+			       "method Echo(x: ?object) -> (x: ?object)\n"
+			       "method Hold() -> ()\n";
+
+struct fx {
+	char dir[64], path[128];
+	struct ev_loop *loop;
+	struct vl_server *srv;
+	struct vl_call *held; /* Hold's call, answered by the test */
+	int calls;            /* handler invocations */
+	pid_t attached;       /* the pid Attach was given */
+};
+
+#define PUMP_UNTIL(f, cond)                                                  \
+	do {                                                                 \
+		int64_t end_ = now_mono_us() + DEADLINE_US;                  \
+		bool ok_;                                                    \
+		while (!(ok_ = (cond)) && now_mono_us() < end_) {            \
+			ev_run((f)->loop, EVRUN_NOWAIT);                     \
+			usleep(200);                                         \
+		}                                                            \
+		assert_true(ok_);                                            \
+	} while (0)
+
+static void pump(struct fx *f, int ms)
+{
+	int64_t end = now_mono_us() + ms * 1000;
+
+	while (now_mono_us() < end) {
+		ev_run(f->loop, EVRUN_NOWAIT);
+		usleep(200);
+	}
+}
+
+/* ------------------------------------------------------------- handlers */
+
+static void m_echo(struct vl_call *call, json_t *params, void *ud)
+{
+	struct fx *f = ud;
+
+	f->calls++;
+	assert_string_equal(vl_call_method(call), TEST_IFACE ".Echo");
+	assert_int_equal(vl_call_peer(call)->pid, getpid());
+	vl_call_reply(call, json_deep_copy(params));
+}
+
+static void m_hold(struct vl_call *call, json_t *params, void *ud)
+{
+	struct fx *f = ud;
+
+	f->calls++;
+	f->held = call;
+}
+
+/* replies with the error named in params: {"e": name, "p": {...} or null} */
+static void m_fail(struct vl_call *call, json_t *params, void *ud)
+{
+	json_t *p = json_object_get(params, "p");
+
+	((struct fx *)ud)->calls++;
+	vl_call_error(call, json_string_value(json_object_get(params, "e")), json_is_object(p) ? json_incref(p) : NULL);
+}
+
+/* a reply of "size" (< 2 MiB) bytes of text */
+static void m_big(struct vl_call *call, json_t *params, void *ud)
+{
+	static char text[2 << 20];
+
+	memset(text, 'x', sizeof(text));
+	vl_call_reply(call, json_pack("{s:s%}", "text", text, (size_t)json_integer_value(json_object_get(params, "size"))));
+}
+
+static void m_attach(struct vl_call *call, json_t *params, void *ud)
+{
+	struct fx *f = ud;
+
+	f->attached = (pid_t)json_integer_value(json_array_get(json_object_get(params, "pids"), 0));
+	vl_call_reply(call, json_pack("{s:{s:O, s:s}}", "slot", "key", json_object_get(params, "key"), "state",
+				      "running"));
+}
+
+static int setup(void **state)
+{
+	static const struct vl_server_info info = { "cgpool-test", "test_varlink", "1.2.3", "https://example.org" };
+	struct fx *f = calloc(1, sizeof(*f));
+	int fd;
+
+	assert_non_null(f);
+	snprintf(f->dir, sizeof(f->dir), "/tmp/test_varlink.XXXXXX");
+	assert_non_null(mkdtemp(f->dir));
+	snprintf(f->path, sizeof(f->path), "%s/run/cgpool.sock", f->dir);
+	f->loop = ev_loop_new(EVFLAG_AUTO);
+	assert_int_equal(vl_listen(f->path, 0600, (gid_t)-1, &fd), 0);
+	assert_int_equal(vl_server_new(f->loop, fd, &info, &f->srv), 0);
+	assert_int_equal(vl_server_add_interface(f->srv, TEST_IFACE, test_idl), 0);
+	assert_int_equal(vl_server_add_interface(f->srv, TEST_IFACE, test_idl), -EEXIST);
+	assert_int_equal(vl_server_add_method(f->srv, TEST_IFACE ".Echo", m_echo, f), 0);
+	assert_int_equal(vl_server_add_method(f->srv, TEST_IFACE ".Hold", m_hold, f), 0);
+	assert_int_equal(vl_server_add_method(f->srv, TEST_IFACE ".Fail", m_fail, f), 0);
+	assert_int_equal(vl_server_add_method(f->srv, TEST_IFACE ".Big", m_big, f), 0);
+	assert_int_equal(vl_server_add_method(f->srv, "io.cgpool.Manager.Attach", m_attach, f), 0);
+	assert_int_equal(vl_server_add_method(f->srv, "NoDot", m_echo, f), -EINVAL);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *f = *state;
+	char sub[160];
+
+	vl_server_free(f->srv); /* closes the listening socket */
+	ev_loop_destroy(f->loop);
+	unlink(f->path);
+	snprintf(sub, sizeof(sub), "%s/run", f->dir);
+	rmdir(sub);
+	rmdir(f->dir);
+	free(f);
+	return 0;
+}
+
+/* ------------------------------------------------ client library in a thread */
+
+struct job {
+	const char *path, *method, *params;
+	int rc;
+	char *reply, *err_name, *err_params, *err_msg;
+	atomic_bool done;
+	pthread_t th;
+};
+
+static void *job_main(void *p)
+{
+	struct job *j = p;
+	struct cgpool *c = NULL;
+
+	j->rc = cgpool_connect(j->path, &c);
+	if (j->rc == 0) {
+		j->rc = cgpool_call(c, j->method, j->params, &j->reply);
+		if (j->rc == -EREMOTEIO) {
+			const char *params, *msg, *name = cgpool_last_error(c, &params, &msg);
+			j->err_name = strdup(name);
+			j->err_params = strdup(params);
+			j->err_msg = strdup(msg);
+		}
+		cgpool_close(c);
+	}
+	atomic_store(&j->done, true);
+	return NULL;
+}
+
+static void job_start(struct fx *f, struct job *j, const char *method, const char *params)
+{
+	memset(j, 0, sizeof(*j));
+	j->path = f->path;
+	j->method = method;
+	j->params = params;
+	assert_int_equal(pthread_create(&j->th, NULL, job_main, j), 0);
+}
+
+static void job_finish(struct fx *f, struct job *j)
+{
+	PUMP_UNTIL(f, atomic_load(&j->done));
+	pthread_join(j->th, NULL);
+}
+
+static void job_clear(struct job *j)
+{
+	free(j->reply);
+	free(j->err_name);
+	free(j->err_params);
+	free(j->err_msg); /* job_start() clears the rest */
+}
+
+/* one call, start to end; the reply parameters parsed, or NULL on an error */
+static json_t *call(struct fx *f, struct job *j, const char *method, const char *params)
+{
+	json_t *r;
+
+	job_start(f, j, method, params);
+	job_finish(f, j);
+	r = j->rc == 0 ? json_loads(j->reply, 0, NULL) : NULL;
+	assert_true(j->rc != 0 || r);
+	return r;
+}
+
+/* --------------------------------------------------------- raw clients */
+
+struct raw {
+	int fd;
+	char buf[1 << 16];
+	size_t len;
+};
+
+static struct raw *raw_connect(struct fx *f)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct raw *r = calloc(1, sizeof(*r));
+
+	assert_non_null(r);
+	strcpy(sa.sun_path, f->path);
+	r->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	assert_true(r->fd >= 0);
+	assert_int_equal(connect(r->fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	return r;
+}
+
+static void raw_close(struct raw *r)
+{
+	close(r->fd);
+	free(r);
+}
+
+static void raw_send(struct fx *f, struct raw *r, const char *data, size_t len)
+{
+	int64_t end = now_mono_us() + DEADLINE_US;
+
+	while (len > 0 && now_mono_us() < end) {
+		ssize_t n = send(r->fd, data, len, MSG_NOSIGNAL);
+		if (n > 0) {
+			data += n;
+			len -= (size_t)n;
+		}
+		ev_run(f->loop, EVRUN_NOWAIT);
+	}
+	assert_int_equal(len, 0);
+}
+
+static void raw_sends(struct fx *f, struct raw *r, const char *msg)
+{
+	raw_send(f, r, msg, strlen(msg) + 1); /* with its NUL */
+}
+
+/* the next message as sent (free it); NULL at EOF (or a reset) */
+static char *raw_recv_text(struct fx *f, struct raw *r)
+{
+	int64_t end = now_mono_us() + DEADLINE_US;
+
+	while (now_mono_us() < end) {
+		char *nul = memchr(r->buf, '\0', r->len), *msg;
+		ssize_t n;
+
+		if (nul) {
+			msg = strdup(r->buf);
+			r->len -= (size_t)(nul - r->buf) + 1;
+			memmove(r->buf, nul + 1, r->len);
+			return msg;
+		}
+		assert_true(r->len < sizeof(r->buf));
+		n = recv(r->fd, r->buf + r->len, sizeof(r->buf) - r->len, 0);
+		if (n == 0 || (n < 0 && errno == ECONNRESET))
+			return NULL;
+		if (n > 0)
+			r->len += (size_t)n;
+		ev_run(f->loop, EVRUN_NOWAIT);
+		usleep(100);
+	}
+	fail_msg("no reply within the deadline");
+	return NULL;
+}
+
+/* the next message, parsed; NULL at EOF */
+static json_t *raw_recv(struct fx *f, struct raw *r)
+{
+	char *msg = raw_recv_text(f, r);
+	json_t *v = msg ? json_loads(msg, 0, NULL) : NULL;
+
+	assert_true(!msg || v);
+	free(msg);
+	return v;
+}
+
+static const char *error_of(json_t *reply)
+{
+	return json_string_value(json_object_get(reply, "error"));
+}
+
+static json_int_t param_int(json_t *reply, const char *name)
+{
+	return json_integer_value(json_object_get(json_object_get(reply, "parameters"), name));
+}
+
+/* ------------------------------------------------------------- decoding */
+
+static void test_decode_good(void **state)
+{
+	static const struct {
+		const char *msg, *method;
+		size_t nparams;
+		bool oneway, more, upgrade;
+	} cases[] = {
+		{ "{\"method\": \"io.cgpool.Manager.Attach\", \"parameters\": {\"key\": \"web\"}, \"oneway\": true}",
+		  "io.cgpool.Manager.Attach", 1, true, false, false },
+		{ "{\"method\": \"org.varlink.service.GetInfo\"}", "org.varlink.service.GetInfo", 0, false, false, false },
+		{ "{\"method\": \"a.b.C\", \"parameters\": null, \"more\": null, \"x\": [1]}", "a.b.C", 0, false, false,
+		  false },
+		{ "{\"method\": \"a-b.c_d.E\", \"more\": true, \"upgrade\": true, \"oneway\": false}", "a-b.c_d.E", 0,
+		  false, true, true },
+		{ "{\"method\": \"a.B\", \"parameters\": {\"k\": \"a\\u0000b\"}}", "a.B", 1, false, false, false },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct vl_request req;
+		const char *why = NULL;
+
+		assert_int_equal(vl_request_decode(cases[i].msg, strlen(cases[i].msg), &req, &why), 0);
+		assert_string_equal(req.method, cases[i].method);
+		assert_true(json_is_object(req.params));
+		assert_int_equal(json_object_size(req.params), cases[i].nparams);
+		assert_int_equal(req.oneway, cases[i].oneway);
+		assert_int_equal(req.more, cases[i].more);
+		assert_int_equal(req.upgrade, cases[i].upgrade);
+		json_decref(req.params);
+	}
+}
+
+static void test_decode_bad(void **state)
+{
+	char long_method[400];
+	const char *const msgs[] = {
+		"", "{this is not json", "[1, 2, 3]", "\"method\"", "{}", "{\"parameters\": {}}",
+		"{\"method\": 42}", "{\"method\": \"a.b.C\", \"parameters\": [1]}",
+		"{\"method\": \"a.b.C\", \"parameters\": \"x\"}", "{\"method\": \"a.b.C\", \"oneway\": 1}",
+		"{\"method\": \"a.b.C\", \"more\": \"yes\"}", "{\"method\": \"a.b.C\", \"upgrade\": {}}",
+		"{\"method\": \"NoInterface\"}", "{\"method\": \"a.b.\"}", "{\"method\": \".a.b\"}",
+		"{\"method\": \"a..b\"}", "{\"method\": \"a.b C\"}", "{\"method\": \"a.b.C\\u0000x\"}",
+		"{\"method\": \"a.b.C\", \"method\": \"a.b.D\"}", "{\"method\": \"a.b.C\"} trailing",
+		long_method,
+	};
+
+	snprintf(long_method, sizeof(long_method), "{\"method\": \"a.%0300d\"}", 0);
+	for (size_t i = 0; i < ARRAY_SIZE(msgs); i++) {
+		struct vl_request req = { .method = "untouched", .params = NULL };
+		const char *why = NULL;
+
+		assert_int_equal(vl_request_decode(msgs[i], strlen(msgs[i]), &req, &why), -EINVAL);
+		assert_non_null(why);
+		assert_string_equal(req.method, "untouched"); /* outputs only on success */
+		assert_null(req.params);
+	}
+}
+
+static void test_encode(void **state)
+{
+	static const struct {
+		const char *error, *params, *out;
+	} cases[] = {
+		{ NULL, "{\"a\":1}", "{\"parameters\":{\"a\":1}}" },
+		{ "a.b.E", "{\"key\":\"web\"}", "{\"error\":\"a.b.E\",\"parameters\":{\"key\":\"web\"}}" },
+		{ NULL, NULL, "{\"parameters\":{}}" },
+		{ NULL, "{\"k\":\"a\\u0000b\"}", "{\"parameters\":{\"k\":\"a\\u0000b\"}}" }, /* never a raw NUL */
+	};
+	size_t len = 77;
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		json_t *p = cases[i].params ? json_loads(cases[i].params, JSON_ALLOW_NUL, NULL) : NULL;
+		char *out = vl_reply_encode(cases[i].error, p, &len);
+
+		assert_string_equal(out, cases[i].out);
+		assert_int_equal(len, strlen(out) + 1);
+		free(out);
+	}
+	assert_null(vl_reply_encode(NULL, json_array(), &len)); /* not an object: stolen and freed */
+	assert_int_equal(len, strlen(cases[ARRAY_SIZE(cases) - 1].out) + 1);
+}
+
+/* --------------------------------------------------- service interface */
+
+static void assert_serving(struct fx *f)
+{
+	struct job j;
+	json_t *r = call(f, &j, "org.varlink.service.GetInfo", NULL);
+
+	assert_int_equal(j.rc, 0);
+	assert_string_equal(json_string_value(json_object_get(r, "vendor")), "cgpool-test");
+	json_decref(r);
+	job_clear(&j);
+}
+
+/* GetInfo, GetInterfaceDescription and a method, through the library */
+static void test_service(void **state)
+{
+	static const char *const desc_of[][2] = { { TEST_IFACE, test_idl }, { "org.varlink.service", "method GetInfo()" } };
+	struct fx *f = *state;
+	char params[128];
+	struct job j;
+	json_t *r = call(f, &j, "org.varlink.service.GetInfo", NULL);
+
+	assert_string_equal(j.reply, "{\"vendor\":\"cgpool-test\",\"product\":\"test_varlink\",\"version\":\"1.2.3\","
+				     "\"url\":\"https://example.org\",\"interfaces\":[\"org.varlink.service\",\"" TEST_IFACE
+				     "\"]}");
+	json_decref(r);
+	job_clear(&j);
+	for (size_t i = 0; i < ARRAY_SIZE(desc_of); i++) {
+		snprintf(params, sizeof(params), "{\"interface\": \"%s\"}", desc_of[i][0]);
+		r = call(f, &j, "org.varlink.service.GetInterfaceDescription", params);
+		assert_non_null(strstr(json_string_value(json_object_get(r, "description")), desc_of[i][1]));
+		json_decref(r);
+		job_clear(&j);
+	}
+	r = call(f, &j, TEST_IFACE ".Echo", "{\"x\": {\"a\": [1, 2, \"\\u00e9\"]}}");
+	assert_string_equal(j.reply, "{\"x\":{\"a\":[1,2,\"\xc3\xa9\"]}}"); /* UTF-8 on the wire */
+	json_decref(r);
+	job_clear(&j);
+	assert_int_equal(f->calls, 1);
+}
+
+/* io.cgpool.Test.Fail answers with error e and parameters p */
+#define FAIL_WITH(e, p) TEST_IFACE ".Fail", "{\"e\":\"" e "\",\"p\":" p "}", e
+#define MGR(e) "io.cgpool.Manager." e
+#define GID "org.varlink.service.GetInterfaceDescription"
+
+/* error replies through the library: name, parameters and the human message */
+static void test_remote_errors(void **state)
+{
+	static const struct {
+		const char *method, *params, *name, *params_out, *message;
+	} cases[] = {
+		{ GID, "{\"interface\":\"com.example.No\"}", VL_ERR_INTERFACE_NOT_FOUND, "{\"interface\":\"com.example.No\"}",
+		  "the daemon has no interface com.example.No" },
+		{ GID, NULL, VL_ERR_INVALID_PARAMETER, "{\"parameter\":\"interface\"}", "invalid parameter: interface" },
+		{ TEST_IFACE ".Nope", NULL, VL_ERR_METHOD_NOT_FOUND, "{\"method\":\"io.cgpool.Test.Nope\"}",
+		  "the daemon has no method io.cgpool.Test.Nope" },
+		{ "org.varlink.service.Nope", NULL, VL_ERR_METHOD_NOT_FOUND, "{\"method\":\"org.varlink.service.Nope\"}", NULL },
+		/* an interface known through a method only */
+		{ MGR("List"), NULL, VL_ERR_METHOD_NOT_FOUND, "{\"method\":\"io.cgpool.Manager.List\"}", NULL },
+		{ "com.example.No.Do", NULL, VL_ERR_INTERFACE_NOT_FOUND, "{\"interface\":\"com.example.No\"}", NULL },
+		{ "io.cgpool.Do", NULL, VL_ERR_INTERFACE_NOT_FOUND, "{\"interface\":\"io.cgpool\"}", NULL },
+		{ FAIL_WITH(MGR("NoSuchKey"), "{\"key\":\"web\"}"), "{\"key\":\"web\"}", "no such key: web" },
+		{ FAIL_WITH(MGR("InvalidKey"), "{\"key\":\"a/b\",\"reason\":\"key may not contain '/'\"}"), NULL,
+		  "invalid key \"a/b\": key may not contain '/'" },
+		{ FAIL_WITH(MGR("PoolFull"), "{\"max_slots\":1024}"), NULL, "pool is full (max_slots 1024)" },
+		{ FAIL_WITH(MGR("NoSuchProcess"), "{\"pid\":1234}"), NULL, "no such process: 1234" },
+		{ FAIL_WITH(MGR("PermissionDenied"), "{\"reason\":\"not root\"}"), NULL, "permission denied: not root" },
+		{ FAIL_WITH(MGR("PermissionDenied"), "null"), "{}", "permission denied" },
+		{ FAIL_WITH(MGR("NotSupported"), "{\"reason\":\"no v1\"}"), NULL, "not supported: no v1" },
+		{ FAIL_WITH(MGR("NoSuchKey"), "{\"key\":\"a\\nb\\u001b[2J\"}"), NULL, "no such key: a?b?[2J" },
+		{ FAIL_WITH("com.example.Odd", "{\"n\":1}"), "{\"n\":1}", "com.example.Odd {\"n\":1}" },
+		{ FAIL_WITH("com.example.Odd", "null"), "{}", "com.example.Odd" },
+	};
+	struct fx *f = *state;
+	struct job j;
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		assert_null(call(f, &j, cases[i].method, cases[i].params));
+		assert_int_equal(j.rc, -EREMOTEIO);
+		assert_string_equal(j.err_name, cases[i].name);
+		if (cases[i].params_out)
+			assert_string_equal(j.err_params, cases[i].params_out);
+		if (cases[i].message)
+			assert_string_equal(j.err_msg, cases[i].message);
+		job_clear(&j);
+	}
+	assert_int_equal(f->calls, 10); /* only the Fail calls reached a handler */
+}
+
+/* ------------------------------------------------------ deferred replies */
+
+static void test_deferred_reply(void **state)
+{
+	struct fx *f = *state;
+	struct job j;
+
+	job_start(f, &j, TEST_IFACE ".Hold", NULL);
+	PUMP_UNTIL(f, f->held != NULL);
+	pump(f, 30);
+	assert_false(atomic_load(&j.done));
+	assert_true(vl_call_connected(f->held));
+	assert_int_equal(vl_call_peer(f->held)->pid, getpid());
+	assert_string_equal(vl_call_method(f->held), TEST_IFACE ".Hold");
+	assert_int_equal(vl_call_reply(f->held, json_pack("{s:b}", "late", 1)), 0);
+	f->held = NULL;
+	job_finish(f, &j);
+	assert_int_equal(j.rc, 0);
+	assert_string_equal(j.reply, "{\"late\":true}");
+	job_clear(&j);
+}
+
+/* while a call is pending, the next message on that connection waits */
+static void test_pipelined_in_order(void **state)
+{
+	static const char two[] = "{\"method\":\"io.cgpool.Test.Hold\"}\0"
+				  "{\"method\":\"io.cgpool.Test.Echo\",\"parameters\":{\"n\":2}}";
+	struct fx *f = *state;
+	struct raw *c = raw_connect(f);
+	json_t *r;
+
+	raw_send(f, c, two, sizeof(two));
+	PUMP_UNTIL(f, f->held != NULL);
+	pump(f, 30);
+	assert_int_equal(f->calls, 1); /* Echo not dispatched yet */
+	vl_call_error(f->held, MGR("NoSuchKey"), json_pack("{s:s}", "key", "k"));
+	f->held = NULL;
+	r = raw_recv(f, c);
+	assert_string_equal(error_of(r), MGR("NoSuchKey"));
+	json_decref(r);
+	r = raw_recv(f, c);
+	assert_null(error_of(r));
+	assert_int_equal(param_int(r, "n"), 2);
+	json_decref(r);
+	raw_close(c);
+}
+
+/* a client that only shut down its write side still gets its reply; one that
+ * hung up does not, and the call stays valid until answered */
+static void test_disconnect_while_pending(void **state)
+{
+	struct fx *f = *state;
+
+	for (int full = 0; full < 2; full++) {
+		struct raw *c = raw_connect(f);
+
+		raw_sends(f, c, "{\"method\":\"io.cgpool.Test.Hold\"}");
+		PUMP_UNTIL(f, f->held != NULL);
+		assert_true(vl_call_connected(f->held));
+		shutdown(c->fd, full ? SHUT_RDWR : SHUT_WR);
+		pump(f, 20);
+		assert_int_equal(vl_call_connected(f->held), !full);
+		assert_int_equal(vl_call_peer(f->held)->pid, getpid()); /* still valid */
+		assert_int_equal(vl_call_reply(f->held, json_pack("{s:s}", "a", "b")), 0);
+		f->held = NULL;
+		if (!full) {
+			char *msg = raw_recv_text(f, c);
+			assert_string_equal(msg, "{\"parameters\":{\"a\":\"b\"}}");
+			free(msg);
+			assert_null(raw_recv_text(f, c)); /* then the server closes */
+		}
+		raw_close(c);
+		pump(f, 20);
+		assert_serving(f);
+	}
+}
+
+static void test_free_with_pending(void **state)
+{
+	struct fx *f = *state;
+	struct raw *c = raw_connect(f);
+
+	raw_sends(f, c, "{\"method\":\"io.cgpool.Test.Hold\"}");
+	PUMP_UNTIL(f, f->held != NULL);
+	vl_server_free(f->srv);
+	f->srv = NULL;
+	assert_false(vl_call_connected(f->held));
+	assert_int_equal(vl_call_reply(f->held, NULL), 0); /* dropped, freed */
+	f->held = NULL;
+	assert_null(raw_recv(f, c));
+	raw_close(c);
+}
+
+/* ------------------------------------------------------- limits and abuse */
+
+#define ECHO(p) "{\"method\":\"io.cgpool.Test.Echo\"" p "}"
+#define BAD(why) "{\"error\":\"org.varlink.service.InvalidParameter\",\"parameters\":{\"parameter\":\"" why "\"}}"
+
+static void test_size_limits(void **state)
+{
+	static const char head[] = "{\"method\":\"io.cgpool.Test.Echo\",\"parameters\":{\"x\":{\"s\":\"", tail[] = "\"}}}";
+	static char msg[VL_MAX_MESSAGE];
+	size_t pad = VL_MAX_MESSAGE - 1 - strlen(head) - strlen(tail);
+	struct fx *f = *state;
+	struct raw *c = raw_connect(f);
+	char *text;
+	json_t *r;
+	struct job j;
+
+	/* exactly VL_MAX_MESSAGE bytes, NUL included, is fine */
+	memset(msg, 'y', sizeof(msg));
+	memcpy(msg, head, strlen(head));
+	strcpy(msg + strlen(head) + pad, tail);
+	raw_sends(f, c, msg);
+	text = raw_recv_text(f, c);
+	assert_int_equal(strlen(text), strlen("{\"parameters\":{\"x\":{\"s\":\"\"}}}") + pad);
+	free(text);
+	/* one byte more is not: an error, then the connection is closed */
+	memset(msg, 'x', sizeof(msg));
+	raw_send(f, c, msg, sizeof(msg));
+	text = raw_recv_text(f, c);
+	assert_string_equal(text, BAD("message too large"));
+	free(text);
+	assert_null(raw_recv_text(f, c));
+	raw_close(c);
+	/* replies: the client's buffer grows; over VL_MAX_REPLY the server hangs up */
+	r = call(f, &j, TEST_IFACE ".Big", "{\"size\": 900000}");
+	assert_int_equal(strlen(json_string_value(json_object_get(r, "text"))), 900000);
+	json_decref(r);
+	job_clear(&j);
+	assert_null(call(f, &j, TEST_IFACE ".Big", "{\"size\": 2000000}"));
+	assert_int_equal(j.rc, -ECONNRESET);
+	job_clear(&j);
+	assert_serving(f);
+}
+
+static void test_slow_client(void **state)
+{
+	static const char msg[] = "{\"method\":\"io.cgpool.Test.Echo\",\"parameters\":{\"x\":7}}";
+	struct fx *f = *state;
+	struct raw *slow = raw_connect(f);
+	json_t *r;
+
+	raw_send(f, slow, msg, 20);
+	pump(f, 20);
+	assert_serving(f); /* served while the first one stalls mid-message */
+	raw_send(f, slow, msg + 20, sizeof(msg) - 20);
+	r = raw_recv(f, slow);
+	assert_int_equal(param_int(r, "x"), 7);
+	json_decref(r);
+	raw_close(slow);
+}
+
+/* Exchanges on one raw connection: the messages (one per line) are sent at
+ * once; the replies must be exactly these, then the server closes or not. */
+static void test_wire(void **state)
+{
+	static const struct {
+		const char *send, *replies[2];
+		bool closed;
+		int calls;
+	} cases[] = {
+		/* malformed: answered, closed, and what follows is not run */
+		{ "{this is not json\n" ECHO(""), { BAD("message is not valid JSON") }, true, 0 },
+		{ "[1,2,3]\n" ECHO(""), { BAD("message is not a JSON object") }, true, 0 },
+		{ "{\"parameters\":{}}\n" ECHO(""), { BAD("method is missing or not a string") }, true, 0 },
+		{ ECHO(",\"parameters\":[]") "\n" ECHO(""), { BAD("parameters is not an object") }, true, 0 },
+		/* oneway: no reply; more: one reply without "continues" */
+		{ ECHO(",\"parameters\":{\"x\":1},\"oneway\":true") "\n" ECHO(",\"parameters\":{\"x\":2},\"more\":true"),
+		  { "{\"parameters\":{\"x\":2}}" }, false, 2 },
+		/* upgrade is refused, the connection stays usable */
+		{ ECHO(",\"upgrade\":true") "\n" ECHO(""), { BAD("upgrade"), "{\"parameters\":{}}" }, false, 1 },
+	};
+	struct fx *f = *state;
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct raw *c = raw_connect(f);
+		char *buf = strdup(cases[i].send), *msg;
+		int calls = f->calls;
+
+		for (char *p = buf; *p; p++)
+			*p = *p == '\n' ? '\0' : *p;
+		raw_send(f, c, buf, strlen(cases[i].send) + 1);
+		free(buf);
+		for (size_t k = 0; k < ARRAY_SIZE(cases[i].replies) && cases[i].replies[k]; k++) {
+			msg = raw_recv_text(f, c);
+			assert_string_equal(msg, cases[i].replies[k]);
+			free(msg);
+		}
+		if (cases[i].closed)
+			assert_null(raw_recv_text(f, c));
+		assert_int_equal(f->calls - calls, cases[i].calls);
+		raw_close(c);
+		assert_serving(f);
+	}
+}
+
+static void test_client_limit(void **state)
+{
+	struct fx *f = *state;
+	struct raw *c[VL_MAX_CLIENTS], *extra;
+	json_t *r;
+
+	for (int i = 0; i < VL_MAX_CLIENTS; i++) {
+		c[i] = raw_connect(f);
+		raw_sends(f, c[i], ECHO(""));
+		r = raw_recv(f, c[i]); /* accepted and served */
+		assert_non_null(r);
+		json_decref(r);
+	}
+	extra = raw_connect(f);
+	assert_null(raw_recv(f, extra)); /* accepted and closed at once */
+	raw_close(extra);
+	raw_close(c[0]);
+	pump(f, 20);
+	assert_serving(f);
+	for (int i = 1; i < VL_MAX_CLIENTS; i++)
+		raw_close(c[i]);
+}
+
+/* --------------------------------------------------- listen and exec */
+
+static void test_listen(void **state)
+{
+	struct fx *f = *state;
+	char path[220], dir[200], file[220];
+	struct stat st;
+	mode_t old = umask(077);
+	int fd, fd2;
+
+	snprintf(dir, sizeof(dir), "%s/a/b", f->dir);
+	snprintf(path, sizeof(path), "%s/s.sock", dir);
+	snprintf(file, sizeof(file), "%s/file", dir);
+	assert_int_equal(vl_listen(path, 0660, (gid_t)-1, &fd), 0);
+	umask(old);
+	assert_int_equal(stat(path, &st), 0);
+	assert_true(S_ISSOCK(st.st_mode));
+	assert_int_equal(st.st_mode & 07777, 0660); /* whatever the umask */
+	assert_int_equal(stat(dir, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0755);
+	assert_int_equal(vl_listen(path, 0660, (gid_t)-1, &fd2), -EADDRINUSE); /* a live one */
+	close(fd);
+	assert_int_equal(vl_listen(path, 0600, (gid_t)-1, &fd), 0); /* a stale one */
+	close(fd);
+	unlink(path);
+	close(open(file, O_CREAT | O_WRONLY | O_CLOEXEC, 0600));
+	assert_int_equal(vl_listen(file, 0600, (gid_t)-1, &fd), -EEXIST); /* not a socket: kept */
+	assert_int_equal(unlink(file), 0);
+	memset(path, 'p', sizeof(path) - 1);
+	path[sizeof(path) - 1] = '\0';
+	assert_int_equal(vl_listen(path, 0600, (gid_t)-1, &fd), -ENAMETOOLONG);
+	rmdir(dir);
+	*strrchr(dir, '/') = '\0';
+	rmdir(dir);
+}
+
+static void test_exec(void **state)
+{
+	static char *const argv_ok[] = { "true", NULL }, *const argv_bad[] = { "/nonexistent/cgpool-test", NULL };
+	char *const *argvs[] = { argv_ok, argv_bad };
+	struct fx *f = *state;
+
+	for (int i = 0; i < 2; i++) {
+		int status = -1;
+		pid_t child = fork();
+
+		assert_true(child >= 0);
+		if (child == 0) {
+			struct cgpool *c = NULL;
+			int r = cgpool_connect(f->path, &c);
+
+			if (r == 0)
+				r = cgpool_exec(c, "job", NULL, argvs[i]);
+			cgpool_close(c);
+			_exit(r == -ENOENT ? 42 : 1);
+		}
+		f->attached = 0;
+		PUMP_UNTIL(f, waitpid(child, &status, WNOHANG) == child);
+		assert_int_equal(f->attached, child);
+		assert_true(WIFEXITED(status));
+		assert_int_equal(WEXITSTATUS(status), i == 0 ? 0 : 42);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_decode_good),
+		cmocka_unit_test(test_decode_bad),
+		cmocka_unit_test(test_encode),
+		cmocka_unit_test_setup_teardown(test_service, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_remote_errors, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_deferred_reply, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pipelined_in_order, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_disconnect_while_pending, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_free_with_pending, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_size_limits, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_slow_client, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_wire, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_client_limit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_listen, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_exec, setup, teardown),
+	};
+
+	log_init("test_varlink");
+	log_set_level(LOG_CRIT); /* the refusals below are expected */
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

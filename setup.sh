@@ -1,0 +1,26 @@
+#!/bin/sh
+# setup.sh - install what cgpool needs from Debian's packages, then build it in
+# this checkout. Run as root on Debian stable. Idempotent.
+set -eu
+cd "$(dirname "$0")"
+
+PACKAGES="build-essential autoconf automake libtool pkg-config
+	libev-dev libinih-dev libsystemd-dev libcgroup-dev libjansson-dev libcmocka-dev
+	util-linux python3 procps
+	qemu-system-x86 busybox-static cpio e2fsprogs kmod"
+
+missing=
+for p in $PACKAGES; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+	echo "setup: installing$missing"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	# shellcheck disable=SC2086
+	apt-get install -y -qq $missing > /dev/null
+fi
+
+[ -x configure ] || autoreconf -fi
+[ -f Makefile ] || ./configure --sysconfdir=/etc --localstatedir=/var
+make -j"$(nproc)"

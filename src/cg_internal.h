@@ -1,0 +1,82 @@
+/* cg_internal.h - private to the cgroup layer (cg.c, cg_discover.c, cg_res.c).
+ * Nothing outside those files may include it: the rest of the daemon sees
+ * only cg.h. */
+#ifndef CGPOOL_CG_INTERNAL_H
+#define CGPOOL_CG_INTERNAL_H
+
+#include "cg.h"
+
+#include <limits.h>
+
+#define CG_NCTRL 4                   /* CG_CTRL_MEMORY .. CG_CTRL_IO */
+#define CG_NHIER_MAX (CG_NCTRL + 1)  /* one per controller, plus tracking */
+#define CG_PROBE_NAME ".cgpool-probe" /* short-lived child used to probe features */
+#define CG_SELF_LEAF "cgpoold"          /* v2, root auto: the daemon's own leaf */
+
+/* One mounted hierarchy the pool uses. */
+struct cg_hier {
+	char mount[PATH_MAX]; /* mount point */
+	char dir[PATH_MAX];   /* directory of the pool root */
+	unsigned ctrls;       /* managed controllers (CG_CTRL_*) it hosts */
+	bool v2;              /* a cgroup2 hierarchy */
+};
+
+/* Per-slot state that outlives one call: the inotify watch on the tracking
+ * cgroup.events and the memory.peak fd whose reset is local to it (v2). */
+struct cg_slotent {
+	char name[NAME_MAX + 1];
+	int wd;      /* -1: not watched */
+	int peak_fd; /* -1: none */
+};
+
+struct cg {
+	const struct cg_fs_ops *ops;
+	void *ctx;
+	struct cg_info info;
+	struct cg_hier hier[CG_NHIER_MAX];
+	unsigned nhier;
+	int mem;                   /* index in hier of the memory hierarchy */
+	int track;                 /* index of the cgroup2 hierarchy, -1 when none */
+	int ctrl_hier[CG_NCTRL];   /* index per controller, -1 when not managed */
+	bool auto_root;            /* root was "auto" */
+	int ifd;                   /* inotify fd, -1 without tracking */
+	struct cg_slotent *ents;
+	size_t nents, capents;
+};
+
+/* controller table: bit, v2 name, v1 name */
+struct cg_ctrl_desc {
+	unsigned bit;
+	const char *v2name;
+	const char *v1name;
+};
+extern const struct cg_ctrl_desc cg_ctrls[CG_NCTRL];
+
+void cg_errf(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Fill cg->hier, nhier, mem, track, ctrl_hier and info.hierarchy, memory_v2,
+ * tracking, root, memory_root from the text of /proc/self/mountinfo and
+ * /proc/self/cgroup. use_libcgroup: locate the v1 controllers with libcgroup
+ * (the real system), falling back to the text. */
+int cg_discover(struct cg *cg, const char *mountinfo, const char *cgroup_file, const char *root,
+		unsigned ctrl_mask, bool use_libcgroup, char *err, size_t errlen);
+
+/* "<hier dir>/<name>/<file>" (name and file may be NULL) into buf[PATH_MAX] */
+int cg_hpath(const struct cg *cg, int h, const char *name, const char *file, char *buf);
+int cg_read(const struct cg *cg, const char *path, char *buf, size_t len);
+int cg_write(const struct cg *cg, const char *path, const char *s);
+bool cg_exists(const struct cg *cg, const char *path);
+/* the value of "key N" in a flat-keyed file's text; -ENOENT when absent */
+int cg_keyed_u64(const char *text, const char *key, uint64_t *out);
+int cg_name_valid(const char *name);
+
+/* per-slot entries (cg.c) */
+struct cg_slotent *cg_ent_find(struct cg *cg, const char *name);
+struct cg_slotent *cg_ent_get(struct cg *cg, const char *name); /* find or add */
+void cg_ent_put(struct cg *cg, struct cg_slotent *e);             /* drop when unused */
+
+/* cg_res.c */
+int cg_res_probe(struct cg *cg, char *err, size_t errlen);
+void cg_res_forget(struct cg *cg, const char *name); /* close the slot's peak fd */
+
+#endif

@@ -1,0 +1,424 @@
+/* cg_res.c - resource settings, memory counters, reclaim and the feature probe.
+ *
+ * Settings use cgroup v2 file names and syntax. Where a controller lives on a
+ * v1 hierarchy, a setting maps to its v1 file only when the meaning is the
+ * same; otherwise it is not supported (-EOPNOTSUPP, a config error):
+ *   memory.max      -> memory.limit_in_bytes ("max" -> -1)
+ *   memory.high     -> none. memory.soft_limit_in_bytes only matters under
+ *                      global pressure and never throttles: not the same.
+ *   memory.low      -> none.
+ *   memory.swap.max -> none. memory.memsw.limit_in_bytes bounds memory+swap,
+ *                      so it depends on memory.max and on the write order.
+ *   pids.max        -> pids.max
+ *   cpu.max         -> cpu.cfs_quota_us / cpu.cfs_period_us
+ *   cpu.weight      -> cpu.shares = weight * 1024 / 100, clamped to 2..262144
+ *   io.weight       -> none. blkio.weight went with CFQ; BFQ's blkio.bfq.weight
+ *                      applies only to devices using BFQ.
+ * Memory counters on v1 come from the hierarchical total_cache/total_rss of
+ * memory.stat, as v2's memory.stat is hierarchical (for a leaf slot the local
+ * and total values are equal). */
+#include "config.h"
+
+#include "cg_internal.h"
+#include "util.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define CPU_PERIOD_MIN 1000ULL      /* us, as the kernel enforces */
+#define CPU_PERIOD_MAX 1000000ULL
+#define CPU_SHARES_MIN 2ULL
+#define CPU_SHARES_MAX 262144ULL
+
+typedef int (*v1_setter)(struct cg *cg, int h, const char *name, const char *value);
+
+static int slot_write(struct cg *cg, int h, const char *name, const char *file, const char *s)
+{
+	char path[PATH_MAX];
+	int r = cg_hpath(cg, h, name, file, path);
+
+	return r < 0 ? r : cg_write(cg, path, s);
+}
+
+static int v1_memory_max(struct cg *cg, int h, const char *name, const char *value)
+{
+	char num[32];
+	uint64_t v;
+
+	if (parse_size(value, &v) < 0)
+		return -EINVAL;
+	if (v == SIZE_MAX_VALUE)
+		snprintf(num, sizeof(num), "-1");
+	else
+		snprintf(num, sizeof(num), "%llu", (unsigned long long)v);
+	return slot_write(cg, h, name, "memory.limit_in_bytes", num);
+}
+
+static int v1_pids_max(struct cg *cg, int h, const char *name, const char *value)
+{
+	uint64_t v;
+
+	if (strcmp(value, "max") != 0 && parse_uint(value, 0, INT32_MAX, &v) < 0)
+		return -EINVAL;
+	return slot_write(cg, h, name, "pids.max", value);
+}
+
+/* "QUOTA [PERIOD]", QUOTA "max" or microseconds; without PERIOD the period
+ * stays. Quota is lifted first so that no intermediate pair is refused. */
+static int v1_cpu_max(struct cg *cg, int h, const char *name, const char *value)
+{
+	char quota[32], period[32], extra[2], num[32];
+	uint64_t q = 0, p = 0;
+	int n = sscanf(value, "%31s %31s %1s", quota, period, extra), r;
+
+	if (n < 1 || n > 2)
+		return -EINVAL;
+	if (strcmp(quota, "max") != 0 && parse_uint(quota, CPU_PERIOD_MIN, INT64_MAX / 1000, &q) < 0)
+		return -EINVAL;
+	if (n == 2 && parse_uint(period, CPU_PERIOD_MIN, CPU_PERIOD_MAX, &p) < 0)
+		return -EINVAL;
+	r = slot_write(cg, h, name, "cpu.cfs_quota_us", "-1");
+	if (r == 0 && n == 2) {
+		snprintf(num, sizeof(num), "%llu", (unsigned long long)p);
+		r = slot_write(cg, h, name, "cpu.cfs_period_us", num);
+	}
+	if (r == 0 && q) {
+		snprintf(num, sizeof(num), "%llu", (unsigned long long)q);
+		r = slot_write(cg, h, name, "cpu.cfs_quota_us", num);
+	}
+	return r;
+}
+
+static int v1_cpu_weight(struct cg *cg, int h, const char *name, const char *value)
+{
+	char num[32];
+	uint64_t w, shares;
+
+	if (parse_uint(value, 1, 10000, &w) < 0)
+		return -EINVAL;
+	shares = w * 1024 / 100;
+	shares = shares < CPU_SHARES_MIN ? CPU_SHARES_MIN : shares > CPU_SHARES_MAX ? CPU_SHARES_MAX : shares;
+	snprintf(num, sizeof(num), "%llu", (unsigned long long)shares);
+	return slot_write(cg, h, name, "cpu.shares", num);
+}
+
+static const struct res_desc {
+	const char *name;
+	int ctrl;        /* index in cg_ctrls */
+	v1_setter v1set; /* NULL: no v1 equivalent (see the top of the file) */
+} resources[] = {
+	{ "memory.max", 0, v1_memory_max },
+	{ "memory.high", 0, NULL },
+	{ "memory.low", 0, NULL },
+	{ "memory.swap.max", 0, NULL },
+	{ "pids.max", 1, v1_pids_max },
+	{ "cpu.max", 2, v1_cpu_max },
+	{ "cpu.weight", 2, v1_cpu_weight },
+	{ "io.weight", 3, NULL },
+};
+
+/* the resource's descriptor when the pool can set it, with its hierarchy */
+static const struct res_desc *res_find(const struct cg *cg, const char *resource, int *h)
+{
+	for (size_t i = 0; resource && i < ARRAY_SIZE(resources); i++) {
+		const struct res_desc *d = &resources[i];
+		int k;
+		if (strcmp(d->name, resource) != 0)
+			continue;
+		k = cg->ctrl_hier[d->ctrl];
+		if (k < 0 || (!cg->hier[k].v2 && !d->v1set))
+			return NULL;
+		*h = k;
+		return d;
+	}
+	return NULL;
+}
+
+bool cg_resource_supported(const struct cg *cg, const char *name)
+{
+	int h;
+
+	return res_find(cg, name, &h) != NULL;
+}
+
+/* v2 values go to the kernel as they are; it parses them. Bound the bytes. */
+static bool value_sane(const char *v)
+{
+	size_t n = strlen(v);
+
+	if (n == 0 || n > 256)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (v[i] < 0x20 || v[i] == 0x7f)
+			return false;
+	return true;
+}
+
+int cg_slot_set(struct cg *cg, const char *name, const char *resource, const char *value)
+{
+	const struct res_desc *d;
+	int h, r = cg_name_valid(name);
+
+	if (r < 0)
+		return r;
+	d = res_find(cg, resource, &h);
+	if (!d)
+		return -EOPNOTSUPP;
+	if (!value || !value_sane(value))
+		return -EINVAL;
+	if (!cg->hier[h].v2)
+		return d->v1set(cg, h, name, value);
+	return slot_write(cg, h, name, d->name, value);
+}
+
+/* ---- memory counters */
+
+static int read_u64(struct cg *cg, const char *path, uint64_t *out)
+{
+	char buf[64];
+	int r = cg_read(cg, path, buf, sizeof(buf));
+
+	if (r < 0)
+		return r;
+	buf[strcspn(buf, "\n")] = '\0';
+	if (strcmp(buf, "max") == 0) {
+		*out = UINT64_MAX;
+		return 0;
+	}
+	return parse_uint(buf, 0, UINT64_MAX, out);
+}
+
+/* key from a flat-keyed file; a missing file or key reads as 0 when optional */
+static int read_key(struct cg *cg, const char *path, const char *key, bool optional, uint64_t *out)
+{
+	char buf[16384];
+	int r = cg_read(cg, path, buf, sizeof(buf));
+
+	if (r >= 0)
+		r = cg_keyed_u64(buf, key, out);
+	if (r == -ENOENT && optional) {
+		*out = 0;
+		r = 0;
+	}
+	return r;
+}
+
+/* memory.peak through the slot's own fd after a reset, else the file */
+static int read_peak_v2(struct cg *cg, const char *name, const char *path, uint64_t *out)
+{
+	struct cg_slotent *e = cg_ent_find(cg, name);
+	char buf[64];
+	ssize_t n;
+	int r;
+
+	if (!e || e->peak_fd < 0) {
+		r = read_u64(cg, path, out);
+		if (r == -ENOENT) { /* before 5.19 */
+			*out = 0;
+			r = 0;
+		}
+		return r;
+	}
+	n = pread(e->peak_fd, buf, sizeof(buf) - 1, 0);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	return parse_uint(buf, 0, UINT64_MAX, out);
+}
+
+/* where each counter comes from: file, key in it (NULL: a single value) */
+struct mem_field {
+	const char *file;
+	const char *key;
+	bool optional; /* absent reads as 0 (older kernels) */
+	size_t off;
+};
+
+#define MF(file, key, opt, field) { file, key, opt, offsetof(struct cg_memory, field) }
+static const struct mem_field mem_v2[] = {
+	MF("memory.current", NULL, false, current),
+	MF("memory.peak", NULL, true, peak), /* 5.19+; see read_peak_v2 */
+	MF("memory.events", "oom_kill", true, oom_kill),
+	MF("memory.stat", "file", false, file),
+	MF("memory.stat", "anon", false, anon),
+};
+static const struct mem_field mem_v1[] = {
+	MF("memory.usage_in_bytes", NULL, false, current),
+	MF("memory.max_usage_in_bytes", NULL, false, peak),
+	MF("memory.oom_control", "oom_kill", true, oom_kill), /* 4.13+ */
+	MF("memory.stat", "total_cache", false, file),
+	MF("memory.stat", "total_rss", false, anon),
+};
+#undef MF
+_Static_assert(ARRAY_SIZE(mem_v1) == ARRAY_SIZE(mem_v2), "same counters on v1 and v2");
+
+static int read_field(struct cg *cg, const char *name, const struct mem_field *f, uint64_t *out)
+{
+	char path[PATH_MAX];
+	int r = cg_hpath(cg, cg->mem, name, f->file, path);
+
+	if (r < 0)
+		return r;
+	if (cg->info.memory_v2 && f->off == offsetof(struct cg_memory, peak))
+		return read_peak_v2(cg, name, path, out);
+	if (f->key)
+		return read_key(cg, path, f->key, f->optional, out);
+	r = read_u64(cg, path, out);
+	if (r == -ENOENT && f->optional) {
+		*out = 0;
+		r = 0;
+	}
+	return r;
+}
+
+int cg_slot_memory(struct cg *cg, const char *name, struct cg_memory *out)
+{
+	const struct mem_field *fields = cg->info.memory_v2 ? mem_v2 : mem_v1;
+	struct cg_memory m;
+	int r = cg_name_valid(name);
+
+	for (size_t i = 0; r == 0 && i < ARRAY_SIZE(mem_v2); i++)
+		r = read_field(cg, name, &fields[i], (uint64_t *)((char *)&m + fields[i].off));
+	if (r < 0)
+		return r;
+	*out = m;
+	return 0;
+}
+
+/* v2: write to an fd of memory.peak kept open for the slot; later reads
+ * through it see the peak since this reset (6.12+). */
+static int reset_peak_v2(struct cg *cg, const char *name)
+{
+	char path[PATH_MAX];
+	struct cg_slotent *e;
+	int r;
+
+	if (!cg->info.features.memory_peak_reset || !cg->ops->open)
+		return -EOPNOTSUPP;
+	r = cg_hpath(cg, cg->mem, name, "memory.peak", path);
+	if (r < 0)
+		return r;
+	e = cg_ent_get(cg, name);
+	if (!e)
+		return -ENOMEM;
+	if (e->peak_fd < 0) {
+		r = cg->ops->open(cg->ctx, path, O_RDWR);
+		if (r < 0) {
+			cg_ent_put(cg, e);
+			return r;
+		}
+		e->peak_fd = r;
+	}
+	if (write(e->peak_fd, "reset", 5) == 5)
+		return 0;
+	r = -errno;
+	cg_res_forget(cg, name);
+	return r;
+}
+
+int cg_slot_reset_peak(struct cg *cg, const char *name)
+{
+	int r = cg_name_valid(name);
+
+	if (r < 0)
+		return r;
+	if (cg->info.memory_v2)
+		return reset_peak_v2(cg, name);
+	/* v1: any write resets the watermark, for every reader */
+	return slot_write(cg, cg->mem, name, "memory.max_usage_in_bytes", "0");
+}
+
+void cg_res_forget(struct cg *cg, const char *name)
+{
+	struct cg_slotent *e = cg_ent_find(cg, name);
+
+	if (!e || e->peak_fd < 0)
+		return;
+	close(e->peak_fd);
+	e->peak_fd = -1;
+	cg_ent_put(cg, e);
+}
+
+int cg_slot_reclaim(struct cg *cg, const char *name, uint64_t bytes)
+{
+	char num[32];
+	int r = cg_name_valid(name);
+
+	if (r < 0)
+		return r;
+	if (!cg->info.memory_v2)
+		return slot_write(cg, cg->mem, name, "memory.force_empty", "0");
+	if (!cg->info.features.memory_reclaim)
+		return -EOPNOTSUPP;
+	snprintf(num, sizeof(num), "%llu", (unsigned long long)bytes);
+	return slot_write(cg, cg->mem, name, "memory.reclaim", num);
+}
+
+/* ---- features, by experiment on a short-lived child of the pool root */
+
+static bool kernel_at_least(const char *release, unsigned major, unsigned minor)
+{
+	unsigned a = 0, b = 0;
+
+	if (sscanf(release, "%u.%u", &a, &b) != 2)
+		return false;
+	return a > major || (a == major && b >= minor);
+}
+
+static bool probe_peak_reset(struct cg *cg, const char *path)
+{
+	int fd;
+	bool ok;
+
+	if (!cg->info.memory_v2) /* v1: memory.max_usage_in_bytes takes any write */
+		return cg_write(cg, path, "0") == 0;
+	if (!cg->ops->open || (fd = cg->ops->open(cg->ctx, path, O_RDWR)) < 0)
+		return false;
+	ok = write(fd, "reset", 5) == 5;
+	close(fd);
+	return ok;
+}
+
+static void probe_features(struct cg *cg)
+{
+	struct cg_features *f = &cg->info.features;
+	const char *peak = cg->info.memory_v2 ? "memory.peak" : "memory.max_usage_in_bytes";
+	char path[PATH_MAX], buf[4096];
+	uint64_t v;
+
+	memset(f, 0, sizeof(*f));
+	if (cg_hpath(cg, cg->mem, CG_PROBE_NAME, peak, path) == 0)
+		f->memory_peak_reset = probe_peak_reset(cg, path);
+	if (cg->track >= 0 && cg_hpath(cg, cg->track, CG_PROBE_NAME, "cgroup.kill", path) == 0)
+		f->cgroup_kill = cg_exists(cg, path);
+	if (!cg->info.memory_v2)
+		return;
+	if (cg_hpath(cg, cg->mem, CG_PROBE_NAME, "memory.reclaim", path) == 0)
+		f->memory_reclaim = cg_exists(cg, path);
+	f->clone_into_cgroup = kernel_at_least(cg->info.kernel, 5, 7);
+	if (cg_hpath(cg, cg->mem, NULL, "cgroup.stat", path) == 0 && cg_read(cg, path, buf, sizeof(buf)) >= 0)
+		f->dying_subsys_stat = cg_keyed_u64(buf, "nr_dying_subsys_memory", &v) == 0;
+}
+
+int cg_res_probe(struct cg *cg, char *err, size_t errlen)
+{
+	char path[PATH_MAX];
+	int r = cg_slot_create(cg, CG_PROBE_NAME);
+
+	cg_hpath(cg, cg->mem, CG_PROBE_NAME, NULL, path);
+	if (r < 0 && r != -EEXIST) { /* EEXIST: left over by a crash, reused */
+		cg_errf(err, errlen, "create probe cgroup %s: %s", path, strerror(-r));
+		return r;
+	}
+	probe_features(cg);
+	r = cg_slot_remove(cg, CG_PROBE_NAME);
+	if (r < 0)
+		cg_errf(err, errlen, "remove probe cgroup %s: %s", path, strerror(-r));
+	return r;
+}

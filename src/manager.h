@@ -1,0 +1,29 @@
+/* manager.h - the io.cgpool.Manager Varlink interface: requests to the pool */
+#ifndef CGPOOL_MANAGER_H
+#define CGPOOL_MANAGER_H
+
+#include <jansson.h>
+
+#include "conf.h"
+#include "pool.h"
+#include "varlink.h"
+
+struct manager;
+
+struct manager_hooks {
+	/* reload the configuration: 0, or -EINVAL with the errors appended to
+	 * the array (one "FILE:LINE: message" string each) */
+	int (*reload)(void *ud, json_t *errors);
+	void *ud;
+};
+
+/* Register the interface and its methods on srv. *conf is read on every call
+ * (a reload replaces it). */
+int manager_new(struct vl_server *srv, struct pool *pool, const struct conf *const *conf,
+		const struct manager_hooks *hooks, struct manager **out);
+void manager_free(struct manager *m);
+
+/* The Slot object of the interface (also used by tests). */
+json_t *manager_slot_json(struct pool *pool, const struct slot *s);
+
+#endif

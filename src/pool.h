@@ -1,0 +1,77 @@
+/* pool.h - slots and keys: binding, runs, idle timers, recycling, persistence.
+ *
+ * The pool owns every slot below the pool root. A key is bound to at most one
+ * slot and a slot to at most one key. State that must survive a daemon restart
+ * (which key owns which slot, run counts, recent runs) is written atomically to
+ * <state_dir>/state.json after every transition; what the kernel knows (which
+ * slot directories exist, which are populated) is read back from the cgroup
+ * tree at start and wins over the file. */
+#ifndef CGPOOL_POOL_H
+#define CGPOOL_POOL_H
+
+#include <ev.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "cg.h"
+#include "conf.h"
+#include "slot.h"
+#include "util.h"
+
+#define SLOT_PREFIX "slot-"
+#define SLOT_RECENT_RUNS 8
+#define SLOT_NAME_MAX 32
+#define CLASS_NAME_MAX 64
+
+struct pool;
+
+struct run {
+	int64_t started_us; /* CLOCK_REALTIME */
+	int64_t ended_us;   /* 0 while the run goes on */
+	int exit_status;    /* -1: not known (processes exited on their own) */
+	uint64_t memory_peak; /* bytes; 0 when the kernel cannot tell */
+	uint64_t oom_kills;   /* during the run */
+	uint64_t oom_base;    /* memory.events oom_kill at run start */
+};
+
+struct slot {
+	struct pool *pool;
+	char name[SLOT_NAME_MAX]; /* directory name, "slot-<n>" */
+	unsigned id;
+	char key[KEY_MAX + 1];    /* "" while warm */
+	char class_name[CLASS_NAME_MAX]; /* "" when no class matched */
+	enum slot_state state;
+	uint64_t cgroup_id;
+	uint64_t runs;            /* runs of this key in this slot */
+	struct run recent[SLOT_RECENT_RUNS]; /* ring: recent[(nrecent-1) % N] is the newest */
+	unsigned nrecent;
+	int64_t idle_since_us;    /* CLOCK_REALTIME, when it became idle */
+	ev_timer idle_timer;
+};
+
+/* Adopt the slots below the cgroup root (cg), restore keys and runs from the
+ * state file, reconcile both with what the kernel says, and create warm slots.
+ * conf must outlive the pool or be replaced with pool_set_conf(). */
+int pool_new(struct ev_loop *loop, struct cg *cg, const struct conf *conf, struct pool **out);
+void pool_free(struct pool *p);
+void pool_set_conf(struct pool *p, const struct conf *conf);
+
+/* Bind key to its slot (or a warm one; class_name NULL: the first [class]
+ * matching the key) and move pids into it. Errors: -ENOSPC pool full,
+ * -ESRCH a pid does not exist (*bad_pid says which), -EBUSY the key's slot is
+ * being retired, -ENOENT no such class; others from the kernel. */
+int pool_attach(struct pool *p, const char *key, const char *class_name, const pid_t *pids, size_t npids,
+		struct slot **out, pid_t *bad_pid);
+/* The key is finished for now. -ENOENT: no slot for the key. */
+int pool_release(struct pool *p, const char *key, struct slot **out);
+
+struct slot *pool_find(struct pool *p, const char *key);
+/* Calls fn for every slot in name order; stops when fn returns non-zero. */
+int pool_foreach(struct pool *p, int (*fn)(struct slot *s, void *ud), void *ud);
+void pool_counts(const struct pool *p, unsigned counts[SLOT_NSTATES]);
+struct cg *pool_cg(const struct pool *p);
+/* the run in progress or the last one, NULL when none */
+const struct run *slot_last_run(const struct slot *s);
+
+#endif

@@ -1,0 +1,41 @@
+/* slot.h - the slot state machine: state x event -> next state + actions.
+ *
+ * A slot is one long-lived cgroup. It is warm (no key), running (a key is
+ * bound and processes are in it), idle (a key is bound, the cgroup is empty,
+ * waiting for the key's next run) or retiring (removed, being verified). The
+ * table in slot.c is the whole lifecycle; pool.c carries out the actions. */
+#ifndef CGPOOL_SLOT_H
+#define CGPOOL_SLOT_H
+
+enum slot_state { SLOT_WARM, SLOT_RUNNING, SLOT_IDLE, SLOT_RETIRING, SLOT_NSTATES };
+
+enum slot_event {
+	SLOT_EV_ATTACH,       /* processes moved in by Attach/exec (a bound key's slot) */
+	SLOT_EV_POPULATED,    /* the kernel says populated 1 without an attach of ours */
+	SLOT_EV_EMPTY,        /* the kernel says populated 0 */
+	SLOT_EV_RELEASE,      /* the key is finished for now */
+	SLOT_EV_IDLE_TIMEOUT, /* idle_timeout passed */
+	SLOT_EV_RETIRE,       /* remove the slot */
+	SLOT_NEVENTS,
+};
+
+/* what pool.c does on a transition, in this order */
+enum slot_action {
+	SLOT_ACT_RUN_END = 1 << 0,     /* close the current run record */
+	SLOT_ACT_RUN_START = 1 << 1,   /* runs++, open a run record, reset peak */
+	SLOT_ACT_APPLY = 1 << 2,       /* write the key's resource settings */
+	SLOT_ACT_IDLE_TIMER = 1 << 3,  /* (re)start the idle timer */
+	SLOT_ACT_STOP_TIMER = 1 << 4,  /* stop the idle timer */
+	SLOT_ACT_SCRUB = 1 << 5,       /* reclaim memory, reset counters, unbind the key */
+	SLOT_ACT_RETIRE = 1 << 6,      /* hand the slot to retirement */
+};
+
+/* Returns 0 and the next state and actions, or -EBUSY (the slot is running)
+ * or -EINVAL (the event makes no sense in this state: nothing to do). */
+int slot_step(enum slot_state state, enum slot_event ev, int recycle, enum slot_state *next, unsigned *actions);
+
+const char *slot_state_name(enum slot_state s);
+int slot_state_parse(const char *s, enum slot_state *out);
+const char *slot_event_name(enum slot_event ev);
+
+#endif

@@ -1,0 +1,142 @@
+# lib.sh - shared helpers for the integration tests (POSIX sh; also runs under
+# busybox sh inside the test VMs). Each test gets its own temp dir, socket,
+# state dir and a cgroup pool root below the test's own cgroup.
+
+: "${CGPOOLD:?CGPOOLD must name the cgpoold binary}"
+: "${CGPOOLCTL:?CGPOOLCTL must name the cgpoolctl binary}"
+
+T_NAME=$(basename "$0" .sh)
+T_FAILS=0
+T_PASSES=0
+T_DAEMON_PID=
+
+skip() { echo "SKIP: $T_NAME: $*"; exit 77; }
+hard_error() { echo "ERROR: $T_NAME: $*"; exit 99; }
+fail() { echo "FAIL: $*"; T_FAILS=$((T_FAILS + 1)); }
+pass() { echo "ok: $*"; T_PASSES=$((T_PASSES + 1)); }
+# check DESCRIPTION COMMAND...: pass when COMMAND succeeds
+check() { d=$1; shift; if "$@"; then pass "$d"; else fail "$d"; fi; }
+finish() { echo "$T_NAME: $T_PASSES passed, $T_FAILS failed"; [ "$T_FAILS" -eq 0 ]; }
+
+[ "$(id -u)" = 0 ] || skip "needs root to create cgroups"
+
+# where the memory controller lives, and this process's cgroup in it
+if grep -q '^[0-9]*:memory:' /proc/self/cgroup; then
+	T_MEMORY=v1
+	T_MEMMNT=$(awk '$3 == "cgroup" && $4 ~ /(^|,)memory(,|$)/ { print $2; exit }' /proc/mounts)
+	own_memcg() { sed -n 's/^[0-9]*:memory://p' /proc/self/cgroup; }
+else
+	T_MEMORY=v2
+	T_MEMMNT=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+	own_memcg() { sed -n 's/^0:://p' /proc/self/cgroup; }
+	grep -qw memory "$T_MEMMNT/cgroup.controllers" 2>/dev/null || T_MEMMNT=
+fi
+[ -n "$T_MEMMNT" ] || skip "no usable memory controller"
+# The cgroup the test creates its cgroups in: its own, or CGPOOL_TEST_CGROUP
+# (a path as in /proc/self/cgroup) where the test's own cgroup cannot have
+# children with controllers: on pure cgroup v2 a cgroup that holds processes
+# cannot enable controllers for its children (EBUSY, "no internal processes"),
+# so the VM tests run in the leaf /test/runner and create their cgroups in /test.
+T_OWN=${CGPOOL_TEST_CGROUP:-$(own_memcg)}
+[ "$T_OWN" = / ] && T_OWN=
+
+# this test's own scratch space: on a real disk, so page cache can be reclaimed
+T_DIR=$(mktemp -d "${TMPDIR:-/var/tmp}/cgpool-$T_NAME.XXXXXX") || hard_error "mktemp"
+T_ROOT="$T_OWN/cgpool-$T_NAME-$$"
+T_SOCK="$T_DIR/cgpool.sock"
+export CGPOOL_SOCKET="$T_SOCK"
+
+# hierarchies where the test's own cgroup path does not exist yet (hybrid
+# hosts put the test in different cgroups per hierarchy): the daemon creates
+# it there, and cleanup removes it again
+T_CREATED=
+for mnt in $(awk '$3 == "cgroup" || $3 == "cgroup2" { print $2 }' /proc/mounts); do
+	[ -n "$T_OWN" ] && [ ! -d "$mnt$T_OWN" ] && T_CREATED="$T_CREATED $mnt"
+done
+
+# The directory of the calling process's memory cgroup.
+own_memcg_dir() { echo "$T_MEMMNT$(own_memcg)"; }
+
+# Dying memory cgroups on the machine (v1: /proc/cgroups counts dying ones
+# too, so subtract the live directories) or below the test's cgroup (v2).
+dying_memcgs() {
+	if [ "$T_MEMORY" = v1 ]; then
+		total=$(awk '$1 == "memory" { print $3 }' /proc/cgroups)
+		live=$(find "$T_MEMMNT" -type d | wc -l)
+		echo $((total - live))
+	else
+		sed -n 's/^nr_dying_descendants //p' "$T_MEMMNT$T_OWN/cgroup.stat"
+	fi
+}
+
+# write_config [EXTRA_INI]: a config for this test's daemon
+write_config() {
+	cat > "$T_DIR/cgpool.conf" <<EOC
+[daemon]
+socket = $T_SOCK
+state_dir = $T_DIR/state
+root = $T_ROOT
+log_level = info
+$1
+EOC
+}
+
+start_daemon() {
+	[ -f "$T_DIR/cgpool.conf" ] || write_config
+	"$CGPOOLD" --config "$T_DIR/cgpool.conf" >> "$T_DIR/daemon.log" 2>&1 &
+	T_DAEMON_PID=$!
+	i=0
+	while ! "$CGPOOLCTL" status > /dev/null 2>&1; do
+		i=$((i + 1))
+		if [ $i -gt 100 ] || ! kill -0 "$T_DAEMON_PID" 2>/dev/null; then
+			cat "$T_DIR/daemon.log"
+			hard_error "cgpoold did not come up"
+		fi
+		sleep 0.1
+	done
+}
+
+stop_daemon() {
+	[ -n "$T_DAEMON_PID" ] || return 0
+	kill "$T_DAEMON_PID" 2>/dev/null
+	wait "$T_DAEMON_PID" 2>/dev/null
+	T_DAEMON_PID=
+}
+
+# wait_for SECONDS COMMAND...: until COMMAND succeeds
+wait_for() {
+	n=$(($1 * 10)); shift
+	while ! "$@"; do
+		n=$((n - 1))
+		[ $n -gt 0 ] || return 1
+		sleep 0.1
+	done
+}
+
+# json FIELD: a top-level scalar field of the JSON object on stdin
+json() { sed -n "s/.*\"$1\": *\"\{0,1\}\([^\",}]*\)\"\{0,1\}[,}].*/\1/p" | head -n 1; }
+
+# Remove every cgroup below the pool root in every hierarchy, deepest first,
+# killing what still runs there.
+remove_root() {
+	for mnt in $(awk '$3 == "cgroup" || $3 == "cgroup2" { print $2 }' /proc/mounts); do
+		d="$mnt$T_ROOT"
+		[ -d "$d" ] || continue
+		find "$d" -name cgroup.procs -exec cat {} + 2>/dev/null | xargs -r kill -9 2>/dev/null
+		sleep 0.1
+		find "$d" -depth -type d -exec rmdir {} + 2>/dev/null
+		[ -d "$d" ] && echo "warning: $d left behind" >&2
+	done
+	for mnt in $T_CREATED; do
+		d="$mnt$T_OWN"
+		while [ "$d" != "$mnt" ] && rmdir "$d" 2>/dev/null; do d=$(dirname "$d"); done
+	done
+}
+
+cleanup() {
+	stop_daemon
+	remove_root
+	[ -n "$T_KEEP" ] || rm -rf "$T_DIR"
+}
+trap cleanup EXIT
+trap 'exit 99' INT TERM

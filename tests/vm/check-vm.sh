@@ -1,0 +1,83 @@
+#!/bin/sh
+# check-vm.sh [KERNEL...] - the integration tests on real kernels in VMs.
+#
+# For make check (TESTS) and `make check-vm KERNEL=...`. Installs the build
+# into a temporary DESTDIR and boots each kernel under qemu with run-vm.sh,
+# running smoke.sh (the harness's self-test) and the integration tests in
+# the guest, on pure cgroup v2.
+#
+# Kernels: the arguments, else $CGPOOL_VM_KERNEL, else `stable unstable`.
+# `stable` and `unstable` are fetched by fetch-kernels.sh into
+# ${CGPOOL_VM_CACHE:-/var/cache/cgpool-vm} (network only on the first run);
+# anything else is a vmlinuz file or a kernel directory as fetch-kernels.sh
+# writes them.
+# Tests: $INTEG_TESTS (paths relative to top_srcdir, as in Makefile.am), else
+# every tests/integ/*.sh that starts with #! (lib.sh and ids.sh are helpers).
+# CGPOOL_VM=no skips it all; run-vm.sh lists the other knobs.
+# Exit: 1 when a test failed on some kernel, else 77 when some kernel could
+# not be run (reason printed), else 0.
+set -u
+
+say() { echo "check-vm: $*"; }
+here=$(cd "$(dirname "$0")" && pwd)
+top_srcdir=$(cd "${top_srcdir:-$here/../..}" && pwd)
+top_builddir=$(cd "${top_builddir:-.}" && pwd)
+export top_srcdir
+CACHE=${CGPOOL_VM_CACHE:-/var/cache/cgpool-vm}
+
+[ "${CGPOOL_VM:-yes}" != no ] || { say "SKIP: CGPOOL_VM=no"; exit 77; }
+[ "$(id -u)" = 0 ] || { say "SKIP: needs root (qemu, apt-get, the kernel cache)"; exit 77; }
+[ $# -gt 0 ] || set -- ${CGPOOL_VM_KERNEL:-stable unstable}
+
+# ---- the build, installed
+[ -f "$top_builddir/Makefile" ] || { say "ERROR: no Makefile in $top_builddir (set top_builddir)"; exit 99; }
+DEST=$(mktemp -d "${TMPDIR:-/tmp}/cgpool-vm-dest.XXXXXX") || exit 99
+chmod 755 "$DEST"
+trap 'rm -rf "$DEST"' EXIT
+trap 'exit 99' INT TERM HUP
+if ! ${MAKE:-make} -C "$top_builddir" install DESTDIR="$DEST" > "$DEST.log" 2>&1; then
+	cat "$DEST.log"
+	rm -f "$DEST.log"
+	say "ERROR: make install DESTDIR=... failed in $top_builddir"
+	exit 99
+fi
+rm -f "$DEST.log"
+export CGPOOL_VM_DESTDIR="$DEST"
+
+# ---- the payloads
+payloads=$here/smoke.sh
+if [ -n "${INTEG_TESTS:-}" ]; then
+	for t in $INTEG_TESTS; do payloads="$payloads $top_srcdir/$t"; done
+else
+	for t in "$top_srcdir"/tests/integ/*.sh; do
+		[ "$(head -c 2 "$t")" = '#!' ] && payloads="$payloads $t"
+	done
+fi
+
+# ---- each kernel
+failed=
+skipped=
+passed=
+for k in "$@"; do
+	case $k in
+	stable | unstable)
+		if ! sh "$here/fetch-kernels.sh" "$CACHE" "$k"; then
+			skipped="$skipped $k"
+			continue
+		fi
+		kernel=$CACHE/$k
+		;;
+	*) kernel=$k ;;
+	esac
+	sh "$here/run-vm.sh" "$kernel" $payloads
+	case $? in
+	0) passed="$passed $k" ;;
+	77) skipped="$skipped $k" ;;
+	*) failed="$failed $k" ;;
+	esac
+done
+
+say "passed on:${passed:- none}; failed on:${failed:- none}; not run on:${skipped:- none}"
+[ -z "$failed" ] || exit 1
+[ -z "$skipped" ] || exit 77
+exit 0
