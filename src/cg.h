@@ -135,4 +135,25 @@ int cg_slot_watch(struct cg *cg, const char *name);
 int cg_slot_unwatch(struct cg *cg, const char *name);
 int cg_watch_read(struct cg *cg, void (*fn)(const char *name, void *ud), void *ud);
 
+/* ---- retirement witnesses */
+struct cg_dying {
+	uint64_t count;       /* dying memory cgroups the witness sees */
+	uint64_t descendants; /* v2 nr_dying_descendants */
+	uint64_t memory;      /* v2 nr_dying_subsys_memory, when has_subsys */
+	bool has_subsys;
+	const char *source;   /* which counters, for logs */
+};
+/* Dying memory cgroups: below the pool root on v2 (cgroup.stat); on v1,
+ * machine-wide (/proc/cgroups num_cgroups minus the live directories of the
+ * memory hierarchy), since v1 has no per-cgroup counter. Counters can lag
+ * rmdir: poll them, never read once. */
+int cg_dying(struct cg *cg, struct cg_dying *out);
+/* v1 only: the pool root's local (not hierarchical) LRU bytes, which grow by
+ * what a removed child held when the kernel reparents. -EOPNOTSUPP on v2. */
+int cg_root_local_lru(struct cg *cg, uint64_t *bytes);
+/* The memory pressure file to put a PSI trigger on: the root's
+ * memory.pressure on v2, /proc/pressure/memory otherwise. -EOPNOTSUPP
+ * without PSI. */
+int cg_pressure_path(const struct cg *cg, char *buf, size_t len);
+
 #endif

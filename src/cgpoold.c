@@ -15,8 +15,11 @@
 #include "cg.h"
 #include "conf.h"
 #include "log.h"
+#include "util.h"
 #include "manager.h"
 #include "pool.h"
+#include "pressure.h"
+#include "retire.h"
 #include "varlink.h"
 
 enum {
@@ -33,10 +36,16 @@ struct daemon {
 	struct conf *conf;
 	struct cg *cg;
 	struct pool *pool;
+	struct retire *retire;
+	struct pressure *pressure;
 	struct vl_server *server;
 	struct manager *manager;
 	ev_signal sig_term, sig_int, sig_hup;
 	ev_timer watchdog;
+	ev_prepare stall_prepare; /* the loop is about to wait */
+	ev_check stall_check;     /* the loop woke up */
+	int64_t woke_us;
+	double max_stall_ms;      /* longest stretch of callbacks between two waits */
 };
 
 static void usage(FILE *f)
@@ -142,6 +151,35 @@ static void on_hup(struct ev_loop *loop, ev_signal *w, int revents)
 	reload(w->data, NULL);
 }
 
+static void on_check(struct ev_loop *loop, ev_check *w, int revents)
+{
+	struct daemon *d = w->data;
+
+	d->woke_us = now_mono_us();
+}
+
+static void on_prepare(struct ev_loop *loop, ev_prepare *w, int revents)
+{
+	struct daemon *d = w->data;
+	double ms;
+
+	if (!d->woke_us)
+		return;
+	ms = (now_mono_us() - d->woke_us) / 1000.0;
+	if (ms > d->max_stall_ms)
+		d->max_stall_ms = ms;
+}
+
+static void on_pressure(void *ud)
+{
+	struct daemon *d = ud;
+	unsigned counts[SLOT_NSTATES], n;
+
+	pool_counts(d->pool, counts);
+	n = pool_shrink(d->pool, 1 + (counts[SLOT_IDLE] + counts[SLOT_WARM]) / 4);
+	log_notice("memory pressure on the pool root: %u idle or spare warm slots handed to retirement", n);
+}
+
 static void on_watchdog(struct ev_loop *loop, ev_timer *w, int revents)
 {
 	sd_notify(0, "WATCHDOG=1");
@@ -188,6 +226,12 @@ static void start_signals(struct daemon *d)
 	ev_signal_start(d->loop, &d->sig_term);
 	ev_signal_start(d->loop, &d->sig_int);
 	ev_signal_start(d->loop, &d->sig_hup);
+	ev_prepare_init(&d->stall_prepare, on_prepare);
+	d->stall_prepare.data = d;
+	ev_prepare_start(d->loop, &d->stall_prepare);
+	ev_check_init(&d->stall_check, on_check);
+	d->stall_check.data = d;
+	ev_check_start(d->loop, &d->stall_check);
 	if (sd_watchdog_enabled(0, &usec) > 0) {
 		ev_timer_init(&d->watchdog, on_watchdog, usec / 2e6, usec / 2e6);
 		ev_timer_start(d->loop, &d->watchdog);
@@ -207,11 +251,25 @@ static void notify_ready(struct daemon *d)
 		   cg_hierarchy_name(info->hierarchy), info->memory_v2 ? "v2" : "v1");
 }
 
+static void start_pressure(struct daemon *d)
+{
+	char path[4096];
+	int r = cg_pressure_path(d->cg, path, sizeof(path));
+
+	if (r == 0)
+		r = pressure_new(d->loop, path, PRESSURE_TRIGGER, on_pressure, d, &d->pressure);
+	if (r < 0)
+		log_warn("memory pressure: no PSI trigger (%s); idle slots shrink only by idle_timeout and max_slots",
+			 strerror(-r));
+	else
+		log_info("memory pressure: trigger \"%s\" on %s", PRESSURE_TRIGGER, path);
+}
+
 /* Everything from cgroups to the control socket; returns an exit code. */
 static int start(struct daemon *d)
 {
 	static const struct vl_server_info vinfo = { "cgpool", "cgpoold", PACKAGE_VERSION, "" };
-	struct manager_hooks hooks = { reload, d };
+	struct manager_hooks hooks = { reload, d, NULL, &d->max_stall_ms };
 	char err[512] = "";
 	int fd = -1, r;
 
@@ -232,6 +290,15 @@ static int start(struct daemon *d)
 		log_err("pool: %s", strerror(-r));
 		return 1;
 	}
+	r = retire_new(d->loop, d->cg, (const struct conf *const *)&d->conf, &d->retire);
+	if (r < 0) {
+		log_err("retirement: %s", strerror(-r));
+		return 1;
+	}
+	pool_set_retire(d->pool, d->retire);
+	hooks.retire = d->retire;
+	retire_probe(d->retire);
+	start_pressure(d);
 	r = open_socket(d, &fd);
 	if (r < 0) {
 		log_err("control socket %s: %s", d->conf->daemon.socket, strerror(-r));
@@ -255,6 +322,8 @@ static void stop(struct daemon *d)
 {
 	manager_free(d->manager);
 	vl_server_free(d->server);
+	pressure_free(d->pressure);
+	retire_free(d->retire);
 	pool_free(d->pool);
 	cg_close(d->cg);
 	conf_free(d->conf);

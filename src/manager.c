@@ -13,6 +13,8 @@
 
 #include "cg.h"
 #include "log.h"
+#include "metrics.h"
+#include "retire.h"
 #include "util.h"
 
 #define IFACE "io.cgpool.Manager"
@@ -33,12 +35,14 @@ static const char interface_description[] =
 	"\n"
 	"method Attach(key: string, pids: []int, class: ?string) -> (slot: Slot)\n"
 	"method Release(key: string) -> (slot: Slot)\n"
+	"# outcome: released, reparented, drained, pinned; \"retiring\" when not waited for\n"
 	"method Retire(key: string, mode: ?string, wait: ?bool) -> (key: string, outcome: string,\n"
-	"  lru_bytes: int, elapsed_ms: int)\n"
+	"  lru_bytes: int, elapsed_ms: int, slot: string, mode: string, drained_bytes: ?int, total_ms: ?int,\n"
+	"  attributed: ?bool)\n"
 	"method List() -> (slots: []Slot)\n"
 	"method Status(key: ?string) -> (daemon: ?object, slot: ?Slot, recent_runs: ?[]Run)\n"
 	"method Probe() -> (hierarchy: string, memory: string, kernel: string, lru_reparenting: string,\n"
-	"  features: object)\n"
+	"  lru_reparenting_evidence: string, features: object)\n"
 	"method Run(key: string) -> (slot: Slot)\n"
 	"method Stop(key: string) -> (slot: Slot)\n"
 	"method Restart(key: string) -> (slot: Slot)\n"
@@ -50,7 +54,8 @@ static const char interface_description[] =
 	"error NoSuchProcess(pid: int)\n"
 	"error PermissionDenied(reason: string)\n"
 	"error PoolFull(max_slots: int)\n"
-	"error NotSupported(reason: string)\n";
+	"error NotSupported(reason: string)\n"
+	"error RetireFailed(key: string, reason: string)\n";
 
 struct manager {
 	struct pool *pool;
@@ -306,20 +311,52 @@ static void m_list(struct vl_call *call, json_t *params, void *ud)
 	vl_call_reply(call, json_pack("{s:o}", "slots", arr));
 }
 
+static json_t *retirements_json(struct manager *m)
+{
+	struct retire_result rr[8];
+	size_t n = pool_recent_retirements(m->pool, rr, ARRAY_SIZE(rr));
+	json_t *arr = json_array();
+
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(arr, json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:I}", "slot", rr[i].name, "key",
+						     rr[i].key, "mode", conf_retire_mode_name(rr[i].mode), "outcome",
+						     retire_outcome_name(rr[i].outcome), "lru_bytes",
+						     (json_int_t)rr[i].lru_bytes, "drained_bytes",
+						     (json_int_t)rr[i].drained_bytes, "elapsed_ms", (json_int_t)rr[i].elapsed_ms));
+	return arr;
+}
+
 static json_t *daemon_json(struct manager *m)
 {
 	const struct cg_info *info = cg_get_info(pool_cg(m->pool));
 	const struct conf *c = *m->conf;
+	struct retire_stats st = { 0 };
+	struct cg_dying dying;
 	unsigned n[SLOT_NSTATES];
+	json_t *j;
 
 	pool_counts(m->pool, n);
-	return json_pack("{s:s, s:i, s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:{s:i, s:i, s:i, s:i, s:i}}", "version",
-			 PACKAGE_VERSION, "pid", (int)getpid(), "hierarchy", cg_hierarchy_name(info->hierarchy),
-			 "memory", info->memory_v2 ? "v2" : "v1", "kernel", info->kernel, "root", info->root,
-			 "retire_mode", conf_retire_mode_name(c->retire.mode), "max_slots", (int)c->pool.max_slots,
-			 "warm_target", (int)c->pool.warm, "slots", "total",
-			 (int)(n[SLOT_WARM] + n[SLOT_RUNNING] + n[SLOT_IDLE] + n[SLOT_RETIRING]), "warm", (int)n[SLOT_WARM],
-			 "running", (int)n[SLOT_RUNNING], "idle", (int)n[SLOT_IDLE], "retiring", (int)n[SLOT_RETIRING]);
+	if (m->hooks.retire)
+		retire_get_stats(m->hooks.retire, &st);
+	j = json_pack("{s:s, s:i, s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:{s:i, s:i, s:i, s:i, s:i}}", "version",
+		      PACKAGE_VERSION, "pid", (int)getpid(), "hierarchy", cg_hierarchy_name(info->hierarchy), "memory",
+		      info->memory_v2 ? "v2" : "v1", "kernel", info->kernel, "root", info->root, "retire_mode",
+		      conf_retire_mode_name(c->retire.mode), "max_slots", (int)c->pool.max_slots, "warm_target",
+		      (int)c->pool.warm, "slots", "total", (int)(n[SLOT_WARM] + n[SLOT_RUNNING] + n[SLOT_IDLE] + n[SLOT_RETIRING]),
+		      "warm", (int)n[SLOT_WARM], "running", (int)n[SLOT_RUNNING], "idle", (int)n[SLOT_IDLE], "retiring",
+		      (int)n[SLOT_RETIRING]);
+	json_object_set_new(j, "lru_reparenting",
+			    json_string(lru_reparenting_name(m->hooks.retire ? retire_lru_reparenting(m->hooks.retire, NULL)
+									     : LRU_UNKNOWN)));
+	json_object_set_new(j, "retirements",
+			    json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "released", (json_int_t)st.outcomes[OUTCOME_RELEASED],
+				      "reparented", (json_int_t)st.outcomes[OUTCOME_REPARENTED], "drained",
+				      (json_int_t)st.outcomes[OUTCOME_DRAINED], "pinned", (json_int_t)st.outcomes[OUTCOME_PINNED],
+				      "failed", (json_int_t)st.outcomes[OUTCOME_FAILED], "in_flight", (json_int_t)st.in_flight));
+	json_object_set_new(j, "recent_retirements", retirements_json(m));
+	if (cg_dying(pool_cg(m->pool), &dying) == 0)
+		json_object_set_new(j, "dying_memcgs", json_integer((json_int_t)dying.count));
+	return j;
 }
 
 static void m_status(struct vl_call *call, json_t *params, void *ud)
@@ -345,24 +382,82 @@ static void m_probe(struct vl_call *call, json_t *params, void *ud)
 	struct manager *m = ud;
 	const struct cg_info *info = cg_get_info(pool_cg(m->pool));
 	const struct cg_features *f = &info->features;
+	const char *why = "";
+	enum lru_reparenting lru = m->hooks.retire ? retire_lru_reparenting(m->hooks.retire, &why) : LRU_UNKNOWN;
 
-	/* lru_reparenting is found by experiment by the retirement engine;
-	 * until it has run, the honest answer is "unknown" */
-	vl_call_reply(call, json_pack("{s:s, s:s, s:s, s:s, s:{s:b, s:b, s:b, s:b, s:b}}", "hierarchy",
+	vl_call_reply(call, json_pack("{s:s, s:s, s:s, s:s, s:s, s:{s:b, s:b, s:b, s:b, s:b}}", "hierarchy",
 				      cg_hierarchy_name(info->hierarchy), "memory", info->memory_v2 ? "v2" : "v1",
-				      "kernel", info->kernel, "lru_reparenting", "unknown", "features",
-				      "memory_reclaim", f->memory_reclaim, "memory_peak_reset", f->memory_peak_reset,
-				      "cgroup_kill", f->cgroup_kill, "clone_into_cgroup", f->clone_into_cgroup,
-				      "dying_subsys_stat", f->dying_subsys_stat));
+				      "kernel", info->kernel, "lru_reparenting", lru_reparenting_name(lru),
+				      "lru_reparenting_evidence", why, "features", "memory_reclaim", f->memory_reclaim,
+				      "memory_peak_reset", f->memory_peak_reset, "cgroup_kill", f->cgroup_kill,
+				      "clone_into_cgroup", f->clone_into_cgroup, "dying_subsys_stat",
+				      f->dying_subsys_stat));
+}
+
+static void retire_reply(const struct retire_result *res, void *ud)
+{
+	struct vl_call *call = ud;
+	char reason[300];
+
+	if (res->outcome == OUTCOME_FAILED) {
+		snprintf(reason, sizeof(reason), "slot %s could not be removed: %s", res->name, strerror(-res->error));
+		vl_call_error(call, ERR("RetireFailed"), json_pack("{s:s, s:s}", "key", res->key, "reason", reason));
+		return;
+	}
+	vl_call_reply(call, json_pack("{s:s, s:s, s:I, s:I, s:s, s:s, s:I, s:I, s:b}", "key", res->key, "outcome",
+				      retire_outcome_name(res->outcome), "lru_bytes", (json_int_t)res->lru_bytes,
+				      "elapsed_ms", (json_int_t)res->elapsed_ms, "slot", res->name, "mode",
+				      conf_retire_mode_name(res->mode), "drained_bytes", (json_int_t)res->drained_bytes,
+				      "total_ms", (json_int_t)res->total_ms, "attributed", res->attributed));
+}
+
+static int param_mode(struct manager *m, json_t *params, enum retire_mode *mode)
+{
+	json_t *j = json_object_get(params, "mode");
+
+	*mode = (*m->conf)->retire.mode == RETIRE_KEEP ? RETIRE_AUTO : (*m->conf)->retire.mode;
+	if (!j || json_is_null(j))
+		return 0;
+	if (!json_is_string(j) || conf_retire_mode_parse(json_string_value(j), mode) < 0)
+		return -EINVAL;
+	return 0;
 }
 
 static void m_retire(struct vl_call *call, json_t *params, void *ud)
 {
 	struct manager *m = ud;
+	json_t *w = json_object_get(params, "wait");
+	struct cg_memory mem = { 0 };
+	enum retire_mode mode;
+	char reason[256];
+	struct slot *s;
+	int r;
 
-	if (!require_privileged(m, call) || !param_known_key(m, call, params))
+	if (!require_privileged(m, call) || !(s = param_known_key(m, call, params)))
 		return;
-	not_supported(m, call, "retirement on request is not available in this version");
+	if (param_mode(m, params, &mode) < 0)
+		return invalid_parameter(m, call, "mode");
+	if (w && !json_is_null(w) && !json_is_boolean(w))
+		return invalid_parameter(m, call, "wait");
+	if (mode == RETIRE_KEEP)
+		return not_supported(m, call, "mode keep never removes a slot");
+	cg_slot_memory(pool_cg(m->pool), s->name, &mem);
+	json_t *now = json_pack("{s:s, s:s, s:I, s:i, s:s, s:s}", "key", s->key, "outcome", "retiring", "lru_bytes",
+				(json_int_t)(mem.file + mem.anon), "elapsed_ms", 0, "slot", s->name, "mode",
+				conf_retire_mode_name(mode));
+	bool wait = json_is_true(w);
+	r = pool_retire(m->pool, s->key, mode, wait ? retire_reply : NULL, call);
+	if (r < 0) {
+		json_decref(now);
+		snprintf(reason, sizeof(reason), "%s", r == -EBUSY ? "the key's slot holds processes; retire it when it is idle"
+						  : r == -EALREADY ? "the key's slot is already being retired"
+								   : strerror(-r));
+		return not_supported(m, call, reason);
+	}
+	if (!wait)
+		vl_call_reply(call, now);
+	else
+		json_decref(now);
 }
 
 static void m_supervise(struct vl_call *call, json_t *params, void *ud)
@@ -390,38 +485,16 @@ static void m_reload(struct vl_call *call, json_t *params, void *ud)
 	vl_call_reply(call, json_pack("{s:o}", "errors", errors));
 }
 
-static int metrics_runs(struct slot *s, void *ud)
-{
-	*(uint64_t *)ud += s->runs;
-	return 0;
-}
-
 static void m_metrics(struct vl_call *call, json_t *params, void *ud)
 {
 	struct manager *m = ud;
-	unsigned n[SLOT_NSTATES];
-	uint64_t runs = 0;
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
+	struct metrics_in in = { m->pool, m->hooks.retire, m->attaches, m->refusals,
+				 m->hooks.max_stall_ms ? *m->hooks.max_stall_ms : 0 };
+	char *text = metrics_text(&in);
 
-	if (!f)
+	if (!text)
 		return not_supported(m, call, "out of memory");
-	pool_counts(m->pool, n);
-	pool_foreach(m->pool, metrics_runs, &runs);
-	fprintf(f, "# HELP cgpool_slots Slots in the pool by state.\n# TYPE cgpool_slots gauge\n");
-	for (int i = 0; i < SLOT_NSTATES; i++)
-		fprintf(f, "cgpool_slots{state=\"%s\"} %u\n", slot_state_name((enum slot_state)i), n[i]);
-	fprintf(f, "# HELP cgpool_runs Runs counted in the slots bound to their keys now.\n"
-		   "# TYPE cgpool_runs gauge\ncgpool_runs %llu\n", (unsigned long long)runs);
-	fprintf(f, "# HELP cgpool_attach_total Successful Attach calls since start.\n"
-		   "# TYPE cgpool_attach_total counter\ncgpool_attach_total %llu\n",
-		(unsigned long long)m->attaches);
-	fprintf(f, "# HELP cgpool_refused_total Calls refused with an error since start.\n"
-		   "# TYPE cgpool_refused_total counter\ncgpool_refused_total %llu\n",
-		(unsigned long long)m->refusals);
-	fclose(f);
-	vl_call_reply(call, json_pack("{s:s}", "text", text ? text : ""));
+	vl_call_reply(call, json_pack("{s:s}", "text", text));
 	free(text);
 }
 

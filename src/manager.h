@@ -15,6 +15,8 @@ struct manager_hooks {
 	 * the array (one "FILE:LINE: message" string each) */
 	int (*reload)(void *ud, json_t *errors);
 	void *ud;
+	struct retire *retire;     /* retirement engine and LRU probe */
+	const double *max_stall_ms; /* longest loop iteration seen */
 };
 
 /* Register the interface and its methods on srv. *conf is read on every call

@@ -10,22 +10,12 @@
 #include <string.h>
 
 #include "log.h"
+#include "pool_internal.h"
 #include "state.h"
 
 #define POLL_INTERVAL 1.0 /* s, population polling where no cgroup.events exists */
 #define MAX_SLOTS_HARD 65535
 
-struct pool {
-	struct ev_loop *loop;
-	struct cg *cg;
-	const struct conf *conf;
-	struct slot **slots; /* sorted by id */
-	size_t nslots;
-	size_t cap;
-	unsigned next_id;
-	ev_io watch_io;
-	ev_timer poll_timer;
-};
 
 /* v2 defaults written back when a slot is scrubbed for its next key */
 static const struct {
@@ -37,7 +27,6 @@ static const struct {
 	{ "cpu.weight", "100" }, { "io.weight", "default 100" },
 };
 
-static void slot_event(struct slot *s, enum slot_event ev);
 static void idle_timer_cb(struct ev_loop *loop, ev_timer *w, int revents);
 
 struct cg *pool_cg(const struct pool *p)
@@ -90,7 +79,7 @@ void pool_counts(const struct pool *p, unsigned counts[SLOT_NSTATES])
 		counts[p->slots[i]->state]++;
 }
 
-static void pool_save(struct pool *p)
+void pool_save(struct pool *p)
 {
 	int r = state_save(p->conf->daemon.state_dir, cg_get_info(p->cg)->root, p->next_id,
 			   (const struct slot *const *)p->slots, p->nslots);
@@ -136,7 +125,7 @@ static int pool_insert(struct pool *p, struct slot *s)
 	return 0;
 }
 
-static void pool_drop(struct pool *p, struct slot *s)
+void pool_drop(struct pool *p, struct slot *s)
 {
 	size_t i;
 
@@ -186,7 +175,7 @@ static int pool_grow(struct pool *p, struct slot **out)
 	return 0;
 }
 
-static unsigned pool_count_state(const struct pool *p, enum slot_state st)
+unsigned pool_count_state(const struct pool *p, enum slot_state st)
 {
 	unsigned counts[SLOT_NSTATES];
 
@@ -195,7 +184,7 @@ static unsigned pool_count_state(const struct pool *p, enum slot_state st)
 }
 
 /* Keep conf.pool.warm slots ready for new keys. */
-static void pool_fill_warm(struct pool *p)
+void pool_fill_warm(struct pool *p)
 {
 	unsigned warm = pool_count_state(p, SLOT_WARM);
 	struct slot *s;
@@ -207,7 +196,7 @@ static void pool_fill_warm(struct pool *p)
 	}
 }
 
-static struct slot *pool_take_warm(struct pool *p)
+struct slot *pool_take_warm(struct pool *p)
 {
 	for (size_t i = 0; i < p->nslots; i++)
 		if (p->slots[i]->state == SLOT_WARM)
@@ -273,7 +262,7 @@ static void act_run_end(struct slot *s)
 		 (unsigned long long)run->memory_peak, (unsigned long long)run->oom_kills);
 }
 
-static void act_idle_timer(struct slot *s, double after)
+void pool_idle_timer(struct slot *s, double after)
 {
 	struct ev_loop *loop = s->pool->loop;
 
@@ -307,21 +296,6 @@ static void act_scrub(struct slot *s)
 	s->idle_since_us = 0;
 }
 
-/* Retirement proper (drain, verify) lives in its own module; until then a
- * slot leaving the pool is removed with rmdir and nothing is verified. */
-static void act_retire(struct slot *s)
-{
-	struct pool *p = s->pool;
-	int r = cg_slot_remove(p->cg, s->name);
-
-	if (r < 0) {
-		log_err("retire slot %s (%s): rmdir: %s", s->name, s->key, strerror(-r));
-		return;
-	}
-	log_info("slot %s (%s): removed", s->name, s->key[0] ? s->key : "-");
-	pool_drop(p, s);
-}
-
 static void slot_do(struct slot *s, enum slot_state prev, unsigned act)
 {
 	if (act & SLOT_ACT_RUN_END)
@@ -335,29 +309,32 @@ static void slot_do(struct slot *s, enum slot_state prev, unsigned act)
 	if (act & SLOT_ACT_IDLE_TIMER) {
 		if (prev != SLOT_IDLE)
 			s->idle_since_us = now_real_us();
-		act_idle_timer(s, s->pool->conf->pool.idle_timeout_ms / 1000.);
+		pool_idle_timer(s, s->pool->conf->pool.idle_timeout_ms / 1000.);
 	}
 	if (act & SLOT_ACT_SCRUB)
 		act_scrub(s);
 }
 
 /* Feed one event to a slot's state machine and carry out the actions. */
-static void slot_event(struct slot *s, enum slot_event ev)
+void pool_slot_event(struct slot *s, enum slot_event ev)
 {
 	struct pool *p = s->pool;
 	enum slot_state prev = s->state, next;
 	unsigned act;
 
-	if (slot_step(prev, ev, p->conf->pool.recycle, &next, &act) < 0)
+	/* mode keep never removes: an idle timeout recycles even with recycle = no */
+	if (slot_step(prev, ev, p->conf->pool.recycle || p->conf->retire.mode == RETIRE_KEEP, &next, &act) < 0)
 		return;
+	if (ev == SLOT_EV_IDLE_TIMEOUT)
+		s->retire_mode = p->conf->retire.mode;
 	s->state = next;
 	if (prev != next)
 		log_info("slot %s (%s): %s -> %s on %s", s->name, s->key[0] ? s->key : "-", slot_state_name(prev),
 			 slot_state_name(next), slot_event_name(ev));
 	slot_do(s, prev, act);
-	if (act & SLOT_ACT_RETIRE)
-		act_retire(s); /* frees s */
 	pool_save(p);
+	if (act & SLOT_ACT_RETIRE)
+		pool_act_retire(s); /* may free s */
 }
 
 /* ---- kernel events */
@@ -372,7 +349,7 @@ static void slot_sync(struct slot *s)
 		log_warn("slot %s: read population: %s", s->name, strerror(-r));
 		return;
 	}
-	slot_event(s, populated ? SLOT_EV_POPULATED : SLOT_EV_EMPTY);
+	pool_slot_event(s, populated ? SLOT_EV_POPULATED : SLOT_EV_EMPTY);
 }
 
 static void watch_one(const char *name, void *ud)
@@ -411,7 +388,7 @@ static void idle_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
 	struct slot *s = w->data;
 	struct pool *p = s->pool;
 
-	slot_event(s, SLOT_EV_IDLE_TIMEOUT);
+	pool_slot_event(s, SLOT_EV_IDLE_TIMEOUT);
 	pool_fill_warm(p);
 }
 
@@ -474,7 +451,7 @@ static int slot_for_key(struct pool *p, const char *key, const char *class_name,
 	return 0;
 }
 
-static bool slot_has_procs(struct slot *s)
+bool pool_slot_has_procs(struct slot *s)
 {
 	bool populated;
 	unsigned n;
@@ -502,8 +479,8 @@ int pool_attach(struct pool *p, const char *key, const char *class_name, const p
 	/* a run that ended a moment ago, before its event reached us (the
 	 * populated flag can lag the exit of the last process: trust an empty
 	 * cgroup.procs too) */
-	if (s->state == SLOT_RUNNING && !slot_has_procs(s))
-		slot_event(s, SLOT_EV_EMPTY);
+	if (s->state == SLOT_RUNNING && !pool_slot_has_procs(s))
+		pool_slot_event(s, SLOT_EV_EMPTY);
 	r = slot_step(s->state, SLOT_EV_ATTACH, p->conf->pool.recycle, &next, &act);
 	if (r < 0)
 		goto fail;
@@ -542,15 +519,9 @@ int pool_release(struct pool *p, const char *key, struct slot **out)
 	if (!s)
 		return -ENOENT;
 	log_info("slot %s (%s): released", s->name, key);
-	slot_event(s, SLOT_EV_RELEASE);
+	pool_slot_event(s, SLOT_EV_RELEASE);
 	*out = s;
 	return 0;
-}
-
-void pool_set_conf(struct pool *p, const struct conf *conf)
-{
-	p->conf = conf;
-	pool_fill_warm(p);
 }
 
 /* ---- start-up: adopt what the cgroup tree and the state file say */
@@ -611,10 +582,10 @@ static void reconcile(struct pool *p)
 		if (s->state == SLOT_IDLE && !populated) {
 			int64_t left_us = s->idle_since_us + (int64_t)p->conf->pool.idle_timeout_ms * 1000 -
 					  now_real_us();
-			act_idle_timer(s, left_us / 1e6);
+			pool_idle_timer(s, left_us / 1e6);
 			continue;
 		}
-		slot_event(s, populated ? SLOT_EV_POPULATED : SLOT_EV_EMPTY);
+		pool_slot_event(s, populated ? SLOT_EV_POPULATED : SLOT_EV_EMPTY);
 	}
 }
 

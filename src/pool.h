@@ -16,6 +16,7 @@
 
 #include "cg.h"
 #include "conf.h"
+#include "retire.h"
 #include "slot.h"
 #include "util.h"
 
@@ -48,7 +49,12 @@ struct slot {
 	unsigned nrecent;
 	int64_t idle_since_us;    /* CLOCK_REALTIME, when it became idle */
 	ev_timer idle_timer;
+	enum retire_mode retire_mode; /* how the pending retirement removes it */
+	retire_done_fn retire_done; /* who waits for the retirement's outcome */
+	void *retire_ud;
 };
+
+#define POOL_RECENT_RETIREMENTS 16
 
 /* Adopt the slots below the cgroup root (cg), restore keys and runs from the
  * state file, reconcile both with what the kernel says, and create warm slots.
@@ -65,6 +71,20 @@ int pool_attach(struct pool *p, const char *key, const char *class_name, const p
 		struct slot **out, pid_t *bad_pid);
 /* The key is finished for now. -ENOENT: no slot for the key. */
 int pool_release(struct pool *p, const char *key, struct slot **out);
+
+/* Retirement goes through r (verified removal); without it a slot leaving
+ * the pool is removed with a plain rmdir and nothing is verified. */
+void pool_set_retire(struct pool *p, struct retire *r);
+/* Remove key's slot now. done (may be NULL) gets the outcome. Errors:
+ * -ENOENT no such key, -EBUSY it is running, -EALREADY already retiring,
+ * -EINVAL mode keep. */
+int pool_retire(struct pool *p, const char *key, enum retire_mode mode, retire_done_fn done, void *ud);
+/* Memory pressure: retire up to n slots nobody waits for, warm slots above
+ * the warm target first, then idle ones, least recently used first. Returns
+ * how many were handed to retirement. */
+unsigned pool_shrink(struct pool *p, unsigned n);
+/* the last retirements, newest first; returns how many were copied */
+size_t pool_recent_retirements(const struct pool *p, struct retire_result *out, size_t max);
 
 struct slot *pool_find(struct pool *p, const char *key);
 /* Calls fn for every slot in name order; stops when fn returns non-zero. */

@@ -116,6 +116,17 @@ wait_for() {
 # json FIELD: a top-level scalar field of the JSON object on stdin
 json() { sed -n "s/.*\"$1\": *\"\{0,1\}\([^\",}]*\)\"\{0,1\}[,}].*/\1/p" | head -n 1; }
 
+# The daemon's lru_reparenting verdict, once its probe has run (unknown
+# after 30 s means it could not tell).
+probe_verdict() {
+	n=300
+	while v=$("$CGPOOLCTL" --json probe | json lru_reparenting) && [ "$v" = unknown ] && [ $n -gt 0 ]; do
+		n=$((n - 1))
+		sleep 0.1
+	done
+	echo "$v"
+}
+
 # Remove every cgroup below the pool root in every hierarchy, deepest first,
 # killing what still runs there.
 remove_root() {

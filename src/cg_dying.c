@@ -1,0 +1,140 @@
+/* cg_dying.c - the witnesses of retirement: dying memory cgroups below the
+ * pool root, and the memory pressure file for PSI triggers. */
+#include "config.h"
+
+#include "cg_internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#define PROC_CGROUPS "/proc/cgroups"
+#define PROC_PRESSURE_MEMORY "/proc/pressure/memory"
+
+/* v2: the root's cgroup.stat. nr_dying_descendants is raised in the rmdir
+ * path itself and dropped only once the cgroup (and so its memcg) is freed;
+ * nr_dying_subsys_memory (6.12+) counts memcgs alone but, before 2026
+ * kernels, was raised only when the asynchronous offline work ran. Taking
+ * the larger of the two is never early and never misses a memcg. */
+static int dying_v2(struct cg *cg, struct cg_dying *out)
+{
+	char path[PATH_MAX], buf[4096];
+	uint64_t desc, mem = 0;
+	int r = cg_hpath(cg, cg->mem, NULL, "cgroup.stat", path);
+
+	if (r == 0)
+		r = cg_read(cg, path, buf, sizeof(buf));
+	if (r < 0)
+		return r;
+	r = cg_keyed_u64(buf, "nr_dying_descendants", &desc);
+	if (r < 0)
+		return r;
+	out->has_subsys = cg_keyed_u64(buf, "nr_dying_subsys_memory", &mem) == 0;
+	out->descendants = desc;
+	out->memory = mem;
+	out->count = desc > mem ? desc : mem;
+	out->source = out->has_subsys ? "cgroup.stat nr_dying_descendants/nr_dying_subsys_memory"
+				      : "cgroup.stat nr_dying_descendants";
+	return 0;
+}
+
+struct walk {
+	struct cg *cg;
+	char path[PATH_MAX];
+	uint64_t dirs;
+	int depth;
+};
+
+static int count_dir(const char *name, void *ud)
+{
+	struct walk *w = ud;
+	size_t len = strlen(w->path);
+	int r;
+
+	if (w->depth > 64 || len + 1 + strlen(name) >= sizeof(w->path))
+		return -ELOOP;
+	w->dirs++;
+	snprintf(w->path + len, sizeof(w->path) - len, "/%s", name);
+	w->depth++;
+	r = w->cg->ops->list_dirs(w->cg->ctx, w->path, count_dir, w);
+	w->depth--;
+	w->path[len] = '\0';
+	return r == -ENOENT ? 0 : r; /* removed while we walked */
+}
+
+/* v1 has no per-cgroup dying counter: /proc/cgroups counts every memcg not
+ * yet freed, live or dying, machine-wide; subtract the live directories. */
+static int dying_v1(struct cg *cg, struct cg_dying *out)
+{
+	char buf[4096];
+	struct walk w = { .cg = cg, .dirs = 1 };
+	unsigned long long total = 0;
+	int r = cg_read(cg, PROC_CGROUPS, buf, sizeof(buf)), found = 0;
+
+	if (r < 0)
+		return r;
+	for (char *l = buf; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		unsigned hier;
+		if (sscanf(l, "memory %u %llu", &hier, &total) == 2) {
+			found = 1;
+			break;
+		}
+	}
+	if (!found)
+		return -ENOENT;
+	snprintf(w.path, sizeof(w.path), "%s", cg->hier[cg->mem].mount);
+	r = cg->ops->list_dirs(cg->ctx, w.path, count_dir, &w);
+	if (r < 0)
+		return r;
+	out->count = total > w.dirs ? total - w.dirs : 0;
+	out->descendants = out->count;
+	out->memory = out->count;
+	out->has_subsys = false;
+	out->source = "/proc/cgroups minus live memory cgroups (machine-wide)";
+	return 0;
+}
+
+int cg_dying(struct cg *cg, struct cg_dying *out)
+{
+	return cg->info.memory_v2 ? dying_v2(cg, out) : dying_v1(cg, out);
+}
+
+int cg_pressure_path(const struct cg *cg, char *buf, size_t len)
+{
+	char path[PATH_MAX];
+	int r;
+
+	if (cg->info.memory_v2) {
+		r = cg_hpath(cg, cg->mem, NULL, "memory.pressure", path);
+		if (r < 0)
+			return r;
+	} else {
+		snprintf(path, sizeof(path), "%s", PROC_PRESSURE_MEMORY);
+	}
+	if (!cg_exists(cg, path))
+		return -EOPNOTSUPP;
+	if (snprintf(buf, len, "%s", path) >= (int)len)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+/* v1 memory.stat has local counters: on a kernel that reparents, what a
+ * removed child held shows up in its parent's own "cache" and "rss". */
+int cg_root_local_lru(struct cg *cg, uint64_t *bytes)
+{
+	char path[PATH_MAX], buf[8192];
+	uint64_t cache, rss;
+	int r;
+
+	if (cg->info.memory_v2)
+		return -EOPNOTSUPP; /* v2 memory.stat is hierarchical only */
+	r = cg_hpath(cg, cg->mem, NULL, "memory.stat", path);
+	if (r == 0)
+		r = cg_read(cg, path, buf, sizeof(buf));
+	if (r < 0)
+		return r;
+	if (cg_keyed_u64(buf, "cache", &cache) < 0 || cg_keyed_u64(buf, "rss", &rss) < 0)
+		return -EINVAL;
+	*bytes = cache + rss;
+	return 0;
+}

@@ -1,0 +1,83 @@
+/* metrics.c - the Prometheus text exposition of the daemon's counters */
+#include "config.h"
+
+#include "metrics.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+static void metric(FILE *f, const char *name, const char *type, const char *help)
+{
+	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static int sum_runs(struct slot *s, void *ud)
+{
+	*(uint64_t *)ud += s->runs;
+	return 0;
+}
+
+static void pool_metrics(FILE *f, const struct metrics_in *in)
+{
+	unsigned n[SLOT_NSTATES];
+	uint64_t runs = 0;
+
+	pool_counts(in->pool, n);
+	pool_foreach(in->pool, sum_runs, &runs);
+	metric(f, "cgpool_slots", "gauge", "Slots in the pool by state.");
+	for (int i = 0; i < SLOT_NSTATES; i++)
+		fprintf(f, "cgpool_slots{state=\"%s\"} %u\n", slot_state_name((enum slot_state)i), n[i]);
+	metric(f, "cgpool_runs", "gauge", "Runs counted in the slots bound to their keys now.");
+	fprintf(f, "cgpool_runs %llu\n", (unsigned long long)runs);
+	metric(f, "cgpool_attach_total", "counter", "Successful Attach calls since start.");
+	fprintf(f, "cgpool_attach_total %llu\n", (unsigned long long)in->attaches);
+	metric(f, "cgpool_refused_total", "counter", "Calls refused with an error since start.");
+	fprintf(f, "cgpool_refused_total %llu\n", (unsigned long long)in->refusals);
+	metric(f, "cgpool_loop_stall_max_seconds", "gauge", "Longest event loop iteration since start.");
+	fprintf(f, "cgpool_loop_stall_max_seconds %.6f\n", in->max_stall_ms / 1000);
+}
+
+static void retire_metrics(FILE *f, const struct metrics_in *in)
+{
+	struct retire_stats st;
+	struct cg_dying d;
+	const char *why;
+	enum lru_reparenting lru = retire_lru_reparenting(in->retire, &why);
+
+	retire_get_stats(in->retire, &st);
+	metric(f, "cgpool_retirements_total", "counter", "Slots retired, by verified outcome.");
+	for (int o = 0; o < OUTCOME_N; o++)
+		fprintf(f, "cgpool_retirements_total{outcome=\"%s\"} %llu\n", retire_outcome_name((enum retire_outcome)o),
+			(unsigned long long)st.outcomes[o]);
+	metric(f, "cgpool_retirements_in_flight", "gauge", "Retirements queued, draining or being verified.");
+	fprintf(f, "cgpool_retirements_in_flight %llu\n", (unsigned long long)st.in_flight);
+	metric(f, "cgpool_pinned_bytes_total", "counter", "LRU bytes held by retired slots found pinned.");
+	fprintf(f, "cgpool_pinned_bytes_total %llu\n", (unsigned long long)st.pinned_bytes);
+	metric(f, "cgpool_kernel_write_max_seconds", "gauge", "Slowest single reclaim or rmdir write.");
+	fprintf(f, "cgpool_kernel_write_max_seconds %.6f\n", st.max_write_ms / 1000);
+	if (cg_dying(pool_cg(in->pool), &d) == 0) {
+		metric(f, "cgpool_dying_memcgs", "gauge",
+		       "Dying memory cgroups under the pool root (v1: machine-wide).");
+		fprintf(f, "cgpool_dying_memcgs %llu\n", (unsigned long long)d.count);
+	}
+	metric(f, "cgpool_lru_reparenting", "gauge", "The LRU reparenting verdict of the probe (value label).");
+	fprintf(f, "cgpool_lru_reparenting{value=\"%s\"} 1\n", lru_reparenting_name(lru));
+}
+
+char *metrics_text(const struct metrics_in *in)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	if (!f)
+		return NULL;
+	pool_metrics(f, in);
+	if (in->retire)
+		retire_metrics(f, in);
+	if (fclose(f) != 0) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}

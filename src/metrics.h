@@ -1,0 +1,21 @@
+/* metrics.h - the Prometheus text exposition of the daemon's counters */
+#ifndef CGPOOL_METRICS_H
+#define CGPOOL_METRICS_H
+
+#include <stdint.h>
+
+#include "pool.h"
+#include "retire.h"
+
+struct metrics_in {
+	struct pool *pool;
+	struct retire *retire; /* may be NULL */
+	uint64_t attaches;
+	uint64_t refusals;
+	double max_stall_ms;
+};
+
+/* newly allocated text, or NULL on ENOMEM */
+char *metrics_text(const struct metrics_in *in);
+
+#endif

@@ -1,0 +1,174 @@
+/* pool_retire.c - slots leaving the pool: on request, at idle timeout with
+ * recycle = no, above max_slots, and under memory pressure */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "log.h"
+#include "pool_internal.h"
+
+static void slot_back(struct slot *s);
+
+static void record_retirement(struct pool *p, const struct retire_result *res)
+{
+	p->recent_ret[p->nrecent_ret++ % POOL_RECENT_RETIREMENTS] = *res;
+}
+
+/* the outcome of a slot's retirement: it leaves the pool, or, when it could
+ * not be removed, goes back to idle (with its key) or warm */
+static void slot_retired(const struct retire_result *res, void *ud)
+{
+	struct slot *s = ud;
+	struct pool *p = s->pool;
+	retire_done_fn done = s->retire_done;
+	void *done_ud = s->retire_ud;
+
+	s->retire_done = NULL;
+	record_retirement(p, res);
+	if (res->outcome == OUTCOME_FAILED)
+		slot_back(s);
+	else
+		pool_drop(p, s);
+	pool_save(p);
+	pool_fill_warm(p);
+	if (done)
+		done(res, done_ud);
+}
+
+/* Without a retirement engine (unit tests of the pool alone) a slot leaving
+ * the pool is removed with rmdir, and nothing is verified. */
+static void retire_plain(struct slot *s)
+{
+	struct retire_result res = { .mode = s->retire_mode, .outcome = OUTCOME_FAILED };
+	int r = cg_slot_remove(s->pool->cg, s->name);
+
+	snprintf(res.name, sizeof(res.name), "%s", s->name);
+	snprintf(res.key, sizeof(res.key), "%s", s->key);
+	if (r < 0) {
+		log_err("retire slot %s (%s): rmdir: %s", s->name, s->key, strerror(-r));
+		res.error = r;
+		slot_retired(&res, s);
+		return;
+	}
+	log_info("slot %s (%s): removed without verification", s->name, s->key[0] ? s->key : "-");
+	res.outcome = OUTCOME_RELEASED;
+	res.attributed = false;
+	slot_retired(&res, s);
+}
+
+void pool_act_retire(struct slot *s)
+{
+	struct pool *p = s->pool;
+	int r;
+
+	if (!p->retire) {
+		retire_plain(s);
+		return;
+	}
+	r = retire_start(p->retire, s->name, s->key, s->retire_mode, slot_retired, s);
+	if (r < 0) {
+		struct retire_result res = { .mode = s->retire_mode, .outcome = OUTCOME_FAILED, .error = r };
+		log_err("retire slot %s (%s): %s", s->name, s->key, strerror(-r));
+		snprintf(res.name, sizeof(res.name), "%s", s->name);
+		snprintf(res.key, sizeof(res.key), "%s", s->key);
+		slot_retired(&res, s);
+	}
+}
+
+static void slot_back(struct slot *s)
+{
+	s->state = s->key[0] ? SLOT_IDLE : SLOT_WARM;
+	log_warn("slot %s (%s): not removed, back to %s", s->name, s->key[0] ? s->key : "-",
+		 slot_state_name(s->state));
+	if (s->state == SLOT_IDLE)
+		pool_idle_timer(s, s->pool->conf->pool.idle_timeout_ms / 1000.);
+}
+
+void pool_set_retire(struct pool *p, struct retire *r)
+{
+	p->retire = r;
+}
+
+int pool_retire(struct pool *p, const char *key, enum retire_mode mode, retire_done_fn done, void *ud)
+{
+	struct slot *s = pool_find(p, key);
+
+	if (!s)
+		return -ENOENT;
+	if (mode == RETIRE_KEEP)
+		return -EINVAL;
+	if (s->state == SLOT_RETIRING)
+		return -EALREADY;
+	if (s->state == SLOT_RUNNING && !pool_slot_has_procs(s))
+		pool_slot_event(s, SLOT_EV_EMPTY); /* its end is still on its way to us */
+	if (s->state == SLOT_RUNNING)
+		return -EBUSY;
+	s->retire_mode = mode;
+	s->retire_done = done;
+	s->retire_ud = ud;
+	pool_slot_event(s, SLOT_EV_RETIRE);
+	return 0;
+}
+
+/* the idle slot least recently used, or NULL */
+static struct slot *oldest_idle(struct pool *p)
+{
+	struct slot *best = NULL;
+
+	for (size_t i = 0; i < p->nslots; i++) {
+		struct slot *s = p->slots[i];
+		if (s->state == SLOT_IDLE && (!best || s->idle_since_us < best->idle_since_us))
+			best = s;
+	}
+	return best;
+}
+
+/* Retire up to n slots: idle ones first (least recently used first), then
+ * warm ones while more than warm_floor are warm. */
+static unsigned retire_some(struct pool *p, unsigned n, unsigned warm_floor)
+{
+	unsigned done = 0;
+	struct slot *s;
+
+	if (p->conf->retire.mode == RETIRE_KEEP)
+		return 0;
+	while (done < n && ((s = oldest_idle(p)) || (pool_count_state(p, SLOT_WARM) > warm_floor &&
+						      (s = pool_take_warm(p))))) {
+		s->retire_mode = p->conf->retire.mode;
+		s->retire_done = NULL;
+		pool_slot_event(s, SLOT_EV_RETIRE);
+		done++;
+	}
+	return done;
+}
+
+unsigned pool_shrink(struct pool *p, unsigned n)
+{
+	return retire_some(p, n, p->conf->pool.warm);
+}
+
+size_t pool_recent_retirements(const struct pool *p, struct retire_result *out, size_t max)
+{
+	size_t n = p->nrecent_ret < POOL_RECENT_RETIREMENTS ? p->nrecent_ret : POOL_RECENT_RETIREMENTS;
+
+	if (n > max)
+		n = max;
+	for (size_t i = 0; i < n; i++)
+		out[i] = p->recent_ret[(p->nrecent_ret - 1 - i) % POOL_RECENT_RETIREMENTS];
+	return n;
+}
+
+void pool_set_conf(struct pool *p, const struct conf *conf)
+{
+	unsigned live = (unsigned)p->nslots - pool_count_state(p, SLOT_RETIRING);
+
+	p->conf = conf;
+	if (live > conf->pool.max_slots) {
+		unsigned n = retire_some(p, live - conf->pool.max_slots, 0);
+		log_notice("pool: %u slots above max_slots %u, %u handed to retirement", live - conf->pool.max_slots,
+			   conf->pool.max_slots, n);
+	}
+	pool_fill_warm(p);
+}

@@ -1,0 +1,220 @@
+/* probe.c - does the running kernel reparent LRU pages on cgroup removal?
+ *
+ * A child process enters a probe cgroup, writes PROBE_BYTES to an unlinked
+ * file on a real disk and writes them back (dirty pages pin a memcg through
+ * writeback structures even on reparenting kernels), then exits. The file
+ * stays open here, so its page cache stays charged to the probe cgroup. The
+ * cgroup is removed and verified like a retirement: freed while holding the
+ * pages means the kernel reparented them; still dying after PROBE_VERIFY_MS
+ * means it does not. Closing the file then drops the pages, which frees the
+ * probe's memcg on either kind of kernel: nothing is left dying. */
+#include "config.h"
+
+#include "probe.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "retire.h"
+
+#define PROBE_NAME "cgpool-lru-probe"
+#define PROBE_DIR "/var/tmp" /* a real disk: tmpfs pages cannot be reclaimed */
+#define PROBE_BYTES (4U << 20)
+#define PROBE_MIN_CHARGED (1U << 20)
+#define PROBE_VERIFY_MS 5000
+
+struct probe {
+	struct ev_loop *loop;
+	struct cg *cg;
+	struct retire *r;
+	bool running;
+	int fd; /* the unlinked file holding the page cache */
+	ev_child child;
+};
+
+static void probe_end(struct probe *p, enum lru_reparenting v, const char *why)
+{
+	if (p->fd >= 0)
+		close(p->fd);
+	p->fd = -1;
+	p->running = false;
+	log_notice("probe: lru_reparenting %s: %s", lru_reparenting_name(v), why);
+	retire_set_lru_reparenting(p->r, v, why);
+}
+
+static void probe_done(const struct retire_result *res, void *ud)
+{
+	struct probe *p = ud;
+	char why[160];
+
+	switch (res->outcome) {
+	case OUTCOME_REPARENTED:
+		snprintf(why, sizeof(why), "a cgroup holding %llu bytes of page cache was freed %lld ms after rmdir",
+			 (unsigned long long)res->lru_bytes, (long long)res->elapsed_ms);
+		probe_end(p, LRU_YES, why);
+		return;
+	case OUTCOME_PINNED:
+		snprintf(why, sizeof(why), "a cgroup holding %llu bytes of page cache was still dying %lld ms after rmdir",
+			 (unsigned long long)res->lru_bytes, (long long)res->elapsed_ms);
+		probe_end(p, LRU_NO, why);
+		return;
+	default:
+		snprintf(why, sizeof(why), "probe cgroup %s: %s (%s)", res->outcome == OUTCOME_FAILED ? "not removed" : "held no page cache",
+			 retire_outcome_name(res->outcome), res->error ? strerror(-res->error) : "no error");
+		probe_end(p, LRU_UNKNOWN, why);
+	}
+}
+
+static void child_cb(struct ev_loop *loop, ev_child *w, int revents)
+{
+	struct probe *p = w->data;
+	struct cg_memory m = { 0 };
+	char why[160];
+	int r;
+
+	ev_child_stop(loop, w);
+	if (!WIFEXITED(w->rstatus) || WEXITSTATUS(w->rstatus) != 0) {
+		snprintf(why, sizeof(why), "probe writer failed (status %d)", w->rstatus);
+		goto fail;
+	}
+	cg_slot_memory(p->cg, PROBE_NAME, &m);
+	if (m.file < PROBE_MIN_CHARGED) {
+		snprintf(why, sizeof(why), "page cache written in the probe cgroup was not charged to it (%llu bytes)",
+			 (unsigned long long)m.file);
+		goto fail;
+	}
+	r = retire_start_probe(p->r, PROBE_NAME, PROBE_VERIFY_MS, probe_done, p);
+	if (r == 0)
+		return;
+	snprintf(why, sizeof(why), "cannot remove the probe cgroup: %s", strerror(-r));
+fail:
+	cg_slot_remove(p->cg, PROBE_NAME);
+	probe_end(p, LRU_UNKNOWN, why);
+}
+
+static int open_tmpfile(int *out)
+{
+	char path[] = PROBE_DIR "/cgpool-probe.XXXXXX";
+	int fd = open(PROBE_DIR, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+
+	if (fd < 0) {
+		fd = mkostemp(path, O_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+		unlink(path);
+	}
+	*out = fd;
+	return 0;
+}
+
+/* in the child: wait until moved into the probe cgroup, then dirty and write back */
+static void __attribute__((noreturn)) writer(int go, int fd)
+{
+	static char block[64 * 1024];
+	char c;
+
+	if (read(go, &c, 1) != 1)
+		_exit(2);
+	memset(block, 'p', sizeof(block));
+	for (unsigned off = 0; off < PROBE_BYTES; off += sizeof(block))
+		if (pwrite(fd, block, sizeof(block), off) != (ssize_t)sizeof(block))
+			_exit(3);
+	_exit(fdatasync(fd) == 0 ? 0 : 4);
+}
+
+static int spawn_writer(struct probe *p)
+{
+	int pipefd[2], r;
+	pid_t pid;
+
+	if (pipe2(pipefd, O_CLOEXEC) < 0)
+		return -errno;
+	pid = fork();
+	if (pid < 0) {
+		r = -errno;
+		close(pipefd[0]);
+		close(pipefd[1]);
+		return r;
+	}
+	if (pid == 0)
+		writer(pipefd[0], p->fd);
+	ev_child_init(&p->child, child_cb, pid, 0);
+	p->child.data = p;
+	ev_child_start(p->loop, &p->child);
+	close(pipefd[0]);
+	r = cg_slot_attach(p->cg, PROBE_NAME, pid);
+	if (r < 0)
+		kill(pid, SIGKILL); /* child_cb reports the failure */
+	else if (write(pipefd[1], "g", 1) != 1)
+		kill(pid, SIGKILL);
+	close(pipefd[1]);
+	return 0;
+}
+
+int probe_start(struct probe *p)
+{
+	int r;
+
+	if (p->running)
+		return -EALREADY;
+	r = cg_slot_create(p->cg, PROBE_NAME);
+	if (r == -EEXIST) /* left by a daemon that died mid-probe */
+		r = cg_slot_remove(p->cg, PROBE_NAME) ?: cg_slot_create(p->cg, PROBE_NAME);
+	if (r < 0)
+		goto fail;
+	r = open_tmpfile(&p->fd);
+	if (r < 0) {
+		cg_slot_remove(p->cg, PROBE_NAME);
+		goto fail;
+	}
+	p->running = true;
+	r = spawn_writer(p);
+	if (r < 0) {
+		cg_slot_remove(p->cg, PROBE_NAME);
+		probe_end(p, LRU_UNKNOWN, "cannot start the probe writer");
+		return r;
+	}
+	log_info("probe: started (%u bytes of page cache in %s)", PROBE_BYTES, PROBE_DIR);
+	return 0;
+fail:
+	log_warn("probe: cannot set up the probe cgroup: %s", strerror(-r));
+	retire_set_lru_reparenting(p->r, LRU_UNKNOWN, "the probe cgroup could not be set up");
+	return r;
+}
+
+bool probe_running(const struct probe *p)
+{
+	return p && p->running;
+}
+
+int probe_new(struct ev_loop *loop, struct cg *cg, struct retire *r, struct probe **out)
+{
+	struct probe *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return -ENOMEM;
+	p->loop = loop;
+	p->cg = cg;
+	p->r = r;
+	p->fd = -1;
+	*out = p;
+	return 0;
+}
+
+void probe_free(struct probe *p)
+{
+	if (!p)
+		return;
+	if (p->running)
+		ev_child_stop(p->loop, &p->child);
+	if (p->fd >= 0)
+		close(p->fd);
+	free(p);
+}

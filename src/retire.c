@@ -1,0 +1,524 @@
+/* retire.c - removing slots the way the running kernel needs, and proving it */
+#include "config.h"
+
+#include "retire.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "probe.h"
+
+#define DRAIN_STEP (64ULL << 20)  /* bytes asked of memory.reclaim per step */
+#define DRAIN_EAGAIN_MAX 3        /* reclaim steps that free nothing before giving up */
+#define RMDIR_RETRIES 50          /* EBUSY retries, RMDIR_RETRY_S apart */
+#define RMDIR_RETRY_S 0.1
+#define VERIFY_FIRST_S 0.02       /* first look at the witness after rmdir */
+#define VERIFY_MAX_S 1.0          /* backoff ceiling */
+#define SETTLE_S 0.05             /* witness readings this far apart must agree ... */
+#define SETTLE_READS_MAX 20       /* ... before a baseline is taken, within this many */
+
+enum phase { PH_QUEUED, PH_DRAIN, PH_RMDIR, PH_VERIFY };
+
+struct job {
+	struct retire *r;
+	struct job *next;
+	struct retire_result res;
+	enum retire_mode requested;
+	enum phase phase;
+	bool is_probe;
+	bool drained_any;
+	uint64_t verify_timeout_ms;
+	int64_t start_us, rmdir_us, deadline_us;
+	unsigned eagain, tries, settle_reads;
+	bool has_local;        /* v1: parent_local is the root's local LRU before rmdir */
+	uint64_t parent_local;
+	uint64_t settle_last;
+	retire_done_fn done;
+	void *ud;
+	ev_timer timer;
+};
+
+struct retire {
+	struct ev_loop *loop;
+	struct cg *cg;
+	const struct conf *const *conf;
+	struct job *jobs; /* every job, in arrival order */
+	double tokens;
+	int64_t tokens_us;
+	ev_timer rate_timer;
+	uint64_t base;      /* witness count with none of ours dying */
+	ev_timer verify_timer;
+	double backoff;
+	enum lru_reparenting lru;
+	char lru_why[160];
+	struct probe *probe;
+	struct retire_stats stats;
+};
+
+static const char *const outcome_names[OUTCOME_N] = {
+	[OUTCOME_RELEASED] = "released", [OUTCOME_REPARENTED] = "reparented", [OUTCOME_DRAINED] = "drained",
+	[OUTCOME_PINNED] = "pinned",     [OUTCOME_FAILED] = "failed",
+};
+
+const char *retire_outcome_name(enum retire_outcome o)
+{
+	return (unsigned)o < OUTCOME_N ? outcome_names[o] : "?";
+}
+
+const char *lru_reparenting_name(enum lru_reparenting v)
+{
+	return v == LRU_YES ? "yes" : v == LRU_NO ? "no" : "unknown";
+}
+
+static void kick(struct retire *r);
+static void job_timer_cb(struct ev_loop *loop, ev_timer *w, int revents);
+
+static unsigned count_phase(const struct retire *r, enum phase ph)
+{
+	unsigned n = 0;
+
+	for (const struct job *j = r->jobs; j; j = j->next)
+		n += j->phase == ph;
+	return n;
+}
+
+static void job_unlink(struct retire *r, struct job *job)
+{
+	for (struct job **pp = &r->jobs; *pp; pp = &(*pp)->next) {
+		if (*pp == job) {
+			*pp = job->next;
+			return;
+		}
+	}
+}
+
+static void job_finish(struct job *job, enum retire_outcome o)
+{
+	struct retire *r = job->r;
+	int64_t now = now_mono_us();
+
+	ev_timer_stop(r->loop, &job->timer);
+	job_unlink(r, job);
+	job->res.outcome = o;
+	job->res.elapsed_ms = job->rmdir_us ? (now - job->rmdir_us) / 1000 : 0;
+	job->res.total_ms = (now - job->start_us) / 1000;
+	if (!job->is_probe) {
+		r->stats.outcomes[o]++;
+		if (o == OUTCOME_PINNED)
+			r->stats.pinned_bytes += job->res.lru_bytes;
+		log_info("retire %s (%s): %s, %llu LRU bytes at removal, %llu drained, verdict after %lld ms%s",
+			 job->res.name, job->res.key[0] ? job->res.key : "-", retire_outcome_name(o),
+			 (unsigned long long)job->res.lru_bytes, (unsigned long long)job->res.drained_bytes,
+			 (long long)job->res.elapsed_ms, job->res.attributed ? "" : " (attributed by LRU size)");
+	}
+	if (job->done)
+		job->done(&job->res, job->ud);
+	free(job);
+	kick(r);
+}
+
+/* ---- timing of kernel writes that run on the loop */
+
+static int timed(struct retire *r, int res, int64_t t0)
+{
+	double ms = (now_mono_us() - t0) / 1000.0;
+
+	if (ms > r->stats.max_write_ms)
+		r->stats.max_write_ms = ms;
+	return res;
+}
+
+static void job_later(struct job *job, double after)
+{
+	ev_timer_stop(job->r->loop, &job->timer);
+	ev_timer_set(&job->timer, after, 0.);
+	ev_timer_start(job->r->loop, &job->timer);
+}
+
+/* ---- verification: the witness counts our removed groups that still exist */
+
+static uint64_t lru_of(struct retire *r, const char *name)
+{
+	struct cg_memory m;
+
+	return cg_slot_memory(r->cg, name, &m) == 0 ? m.file + m.anon : 0;
+}
+
+static enum retire_outcome freed_outcome(const struct job *job)
+{
+	if (job->drained_any)
+		return OUTCOME_DRAINED;
+	return job->res.lru_bytes ? OUTCOME_REPARENTED : OUTCOME_RELEASED;
+}
+
+/* the verifying job that most likely went first: least LRU, removed first */
+static struct job *likeliest_freed(struct retire *r)
+{
+	struct job *best = NULL;
+
+	for (struct job *j = r->jobs; j; j = j->next) {
+		if (j->phase != PH_VERIFY)
+			continue;
+		if (j->has_local && j->res.lru_bytes)
+			continue; /* v1: judged by its parent's counters, not the noisy machine-wide count */
+		if (!best || j->res.lru_bytes < best->res.lru_bytes ||
+		    (j->res.lru_bytes == best->res.lru_bytes && j->rmdir_us < best->rmdir_us))
+			best = j;
+	}
+	return best;
+}
+
+/* v1: a group whose pages showed up in the root's local counters was freed
+ * by reparenting, whatever the machine-wide count says */
+static struct job *reparented_v1(struct retire *r)
+{
+	uint64_t now;
+
+	for (struct job *j = r->jobs; j; j = j->next) {
+		if (j->phase != PH_VERIFY || !j->has_local || !j->res.lru_bytes)
+			continue;
+		if (cg_root_local_lru(r->cg, &now) == 0 && now >= j->parent_local + j->res.lru_bytes / 2)
+			return j;
+	}
+	return NULL;
+}
+
+static struct job *first_expired(struct retire *r, int64_t now)
+{
+	for (struct job *j = r->jobs; j; j = j->next)
+		if (j->phase == PH_VERIFY && now >= j->deadline_us)
+			return j;
+	return NULL;
+}
+
+static void verify_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct retire *r = w->data;
+	unsigned n = count_phase(r, PH_VERIFY), dying;
+	struct cg_dying d;
+	struct job *j;
+	int64_t now = now_mono_us();
+
+	if (n == 0)
+		return;
+	if (cg_dying(r->cg, &d) < 0) {
+		d.count = r->base + n; /* unreadable: nothing proven freed */
+	}
+	r->stats.dying = d.count;
+	log_debug("verify: %u removed groups in flight, witness %llu, baseline %llu", n,
+		  (unsigned long long)d.count, (unsigned long long)r->base);
+	dying = d.count > r->base ? (unsigned)(d.count - r->base) : 0;
+	if (dying > n)
+		dying = n; /* somebody else's cgroups died too */
+	while ((j = reparented_v1(r)) != NULL) {
+		j->res.attributed = true;
+		job_finish(j, OUTCOME_REPARENTED);
+		n--;
+		dying = dying > n ? n : dying;
+	}
+	/* n - dying of ours are gone; which ones is certain only when all are */
+	for (unsigned freed = n - dying; freed > 0 && (j = likeliest_freed(r)) != NULL; freed--) {
+		j->res.attributed = dying == 0 || n == 1;
+		job_finish(j, freed_outcome(j));
+		n--;
+	}
+	while ((j = first_expired(r, now)) != NULL) {
+		j->res.attributed = true; /* every one of ours left is still dying */
+		r->base++;                /* it stays in the count */
+		job_finish(j, OUTCOME_PINNED);
+		n--;
+	}
+	if (n == 0)
+		return;
+	r->backoff = r->backoff * 1.5 > VERIFY_MAX_S ? VERIFY_MAX_S : r->backoff * 1.5;
+	ev_timer_set(&r->verify_timer, r->backoff, 0.);
+	ev_timer_start(loop, &r->verify_timer);
+}
+
+static void verify_add(struct job *job)
+{
+	struct retire *r = job->r;
+
+	job->phase = PH_VERIFY;
+	job->rmdir_us = now_mono_us();
+	job->deadline_us = job->rmdir_us + (int64_t)job->verify_timeout_ms * 1000;
+	r->backoff = VERIFY_FIRST_S;
+	ev_timer_stop(r->loop, &r->verify_timer);
+	ev_timer_set(&r->verify_timer, VERIFY_FIRST_S, 0.);
+	ev_timer_start(r->loop, &r->verify_timer);
+}
+
+/* ---- removal */
+
+static void do_rmdir(struct job *job)
+{
+	struct retire *r = job->r;
+	struct cg_dying d;
+	int64_t t0;
+	int e;
+
+	job->phase = PH_RMDIR;
+	job->res.lru_bytes = lru_of(r, job->res.name);
+	/* The baseline is read while none of ours is being verified, and only
+	 * once the witness holds still: a group removed a moment ago (by us or
+	 * anybody) that is being freed would otherwise hide this one. */
+	if (count_phase(r, PH_VERIFY) == 0 && cg_dying(r->cg, &d) == 0) {
+		if (job->settle_reads < SETTLE_READS_MAX && (job->settle_reads == 0 || d.count != job->settle_last)) {
+			job->settle_reads++;
+			job->settle_last = d.count;
+			job_later(job, SETTLE_S);
+			return;
+		}
+		r->base = d.count;
+	}
+	job->has_local = cg_root_local_lru(r->cg, &job->parent_local) == 0;
+	t0 = now_mono_us();
+	e = timed(r, cg_slot_remove(r->cg, job->res.name), t0);
+	if (e == -EBUSY && ++job->tries < RMDIR_RETRIES) {
+		job_later(job, RMDIR_RETRY_S);
+		return;
+	}
+	if (e < 0) {
+		job->res.error = e;
+		log_err("retire %s (%s): rmdir: %s (%u tries)", job->res.name, job->res.key, strerror(-e), job->tries + 1);
+		job_finish(job, OUTCOME_FAILED);
+		return;
+	}
+	verify_add(job);
+}
+
+/* One bounded reclaim step; the loop runs between steps. */
+static void drain_step(struct job *job)
+{
+	struct retire *r = job->r;
+	uint64_t lru = lru_of(r, job->res.name), step;
+	int64_t t0;
+	int e;
+
+	if (lru == 0 || now_mono_us() >= job->deadline_us || job->eagain >= DRAIN_EAGAIN_MAX) {
+		if (lru && job->eagain < DRAIN_EAGAIN_MAX)
+			log_warn("retire %s (%s): drain_timeout with %llu LRU bytes left", job->res.name,
+				 job->res.key, (unsigned long long)lru);
+		do_rmdir(job);
+		return;
+	}
+	step = lru < DRAIN_STEP ? lru : DRAIN_STEP;
+	t0 = now_mono_us();
+	e = timed(r, cg_slot_reclaim(r->cg, job->res.name, step), t0);
+	if (e < 0 && e != -EAGAIN) {
+		log_warn("retire %s (%s): reclaim: %s; removing as it is", job->res.name, job->res.key, strerror(-e));
+		do_rmdir(job);
+		return;
+	}
+	uint64_t after = lru_of(r, job->res.name);
+	if (after < lru) {
+		job->res.drained_bytes += lru - after;
+		job->drained_any = true;
+		job->eagain = 0;
+	} else {
+		job->eagain++;
+	}
+	job_later(job, 0.);
+}
+
+static void job_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct job *job = w->data;
+
+	if (job->phase == PH_DRAIN)
+		drain_step(job);
+	else if (job->phase == PH_RMDIR)
+		do_rmdir(job);
+}
+
+/* ---- admission: probe result for auto, then the rate limit */
+
+static bool take_token(struct retire *r, double *wait)
+{
+	double rate = (*r->conf)->retire.rate;
+	int64_t now = now_mono_us();
+
+	r->tokens += (now - r->tokens_us) / 1e6 * rate;
+	if (r->tokens > rate)
+		r->tokens = rate;
+	r->tokens_us = now;
+	if (r->tokens >= 1.0) {
+		r->tokens -= 1.0;
+		return true;
+	}
+	*wait = (1.0 - r->tokens) / rate;
+	return false;
+}
+
+static void job_begin(struct job *job, enum retire_mode mode)
+{
+	const struct conf *c = *job->r->conf;
+
+	job->res.mode = mode;
+	job->start_us = now_mono_us();
+	if (mode == RETIRE_DRAIN) {
+		job->phase = PH_DRAIN;
+		job->deadline_us = job->start_us + (int64_t)c->retire.drain_timeout_ms * 1000;
+		job_later(job, 0.);
+	} else {
+		do_rmdir(job);
+	}
+}
+
+static void kick(struct retire *r)
+{
+	double wait;
+
+	for (struct job *j = r->jobs; j; j = j->next) {
+		enum retire_mode mode = j->requested;
+		if (j->phase != PH_QUEUED)
+			continue;
+		if (mode == RETIRE_AUTO) {
+			if (r->lru == LRU_UNKNOWN && probe_running(r->probe))
+				continue; /* wait for the verdict */
+			mode = r->lru == LRU_YES ? RETIRE_REPARENT : RETIRE_DRAIN;
+		}
+		if (!take_token(r, &wait)) {
+			if (!ev_is_active(&r->rate_timer)) {
+				ev_timer_set(&r->rate_timer, wait, 0.);
+				ev_timer_start(r->loop, &r->rate_timer);
+			}
+			return;
+		}
+		job_begin(j, mode);
+		kick(r); /* j may be finished and freed already */
+		return;
+	}
+}
+
+static void rate_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	kick(w->data);
+}
+
+/* ---- public */
+
+static struct job *job_new(struct retire *r, const char *name, const char *key, retire_done_fn done, void *ud)
+{
+	struct job *job = calloc(1, sizeof(*job));
+	struct job **tail;
+
+	if (!job)
+		return NULL;
+	job->r = r;
+	snprintf(job->res.name, sizeof(job->res.name), "%s", name);
+	snprintf(job->res.key, sizeof(job->res.key), "%s", key ? key : "");
+	job->done = done;
+	job->ud = ud;
+	job->start_us = now_mono_us();
+	job->verify_timeout_ms = (*r->conf)->retire.verify_timeout_ms;
+	ev_timer_init(&job->timer, job_timer_cb, 0., 0.);
+	job->timer.data = job;
+	for (tail = &r->jobs; *tail; tail = &(*tail)->next)
+		;
+	*tail = job;
+	return job;
+}
+
+int retire_start(struct retire *r, const char *name, const char *key, enum retire_mode mode, retire_done_fn done,
+		 void *ud)
+{
+	struct job *job;
+
+	if (mode == RETIRE_KEEP)
+		return -EINVAL;
+	job = job_new(r, name, key, done, ud);
+	if (!job)
+		return -ENOMEM;
+	job->requested = mode;
+	log_info("retire %s (%s): queued, mode %s", name, key && *key ? key : "-", conf_retire_mode_name(mode));
+	kick(r);
+	return 0;
+}
+
+int retire_start_probe(struct retire *r, const char *name, uint64_t verify_timeout_ms, retire_done_fn done,
+		       void *ud)
+{
+	struct job *job = job_new(r, name, "", done, ud);
+
+	if (!job)
+		return -ENOMEM;
+	job->is_probe = true;
+	job->requested = RETIRE_REPARENT;
+	job->verify_timeout_ms = verify_timeout_ms;
+	job_begin(job, RETIRE_REPARENT);
+	return 0;
+}
+
+void retire_set_lru_reparenting(struct retire *r, enum lru_reparenting v, const char *why)
+{
+	r->lru = v;
+	snprintf(r->lru_why, sizeof(r->lru_why), "%s", why ? why : "");
+	kick(r); /* auto retirements waited for this */
+}
+
+enum lru_reparenting retire_lru_reparenting(const struct retire *r, const char **why)
+{
+	if (why)
+		*why = r->lru_why;
+	return r->lru;
+}
+
+int retire_probe(struct retire *r)
+{
+	return probe_start(r->probe);
+}
+
+void retire_get_stats(const struct retire *r, struct retire_stats *out)
+{
+	*out = r->stats;
+	out->in_flight = 0;
+	for (const struct job *j = r->jobs; j; j = j->next)
+		out->in_flight += !j->is_probe;
+}
+
+int retire_new(struct ev_loop *loop, struct cg *cg, const struct conf *const *conf, struct retire **out)
+{
+	struct retire *r = calloc(1, sizeof(*r));
+	int e;
+
+	if (!r)
+		return -ENOMEM;
+	r->loop = loop;
+	r->cg = cg;
+	r->conf = conf;
+	r->tokens = (*conf)->retire.rate;
+	r->tokens_us = now_mono_us();
+	ev_timer_init(&r->rate_timer, rate_cb, 0., 0.);
+	r->rate_timer.data = r;
+	ev_timer_init(&r->verify_timer, verify_cb, 0., 0.);
+	r->verify_timer.data = r;
+	e = probe_new(loop, cg, r, &r->probe);
+	if (e < 0) {
+		free(r);
+		return e;
+	}
+	*out = r;
+	return 0;
+}
+
+/* Jobs still in flight are abandoned: their slots stay as the kernel has
+ * them (a slot not yet removed is adopted again at the next start). */
+void retire_free(struct retire *r)
+{
+	if (!r)
+		return;
+	probe_free(r->probe);
+	while (r->jobs) {
+		struct job *j = r->jobs;
+		r->jobs = j->next;
+		ev_timer_stop(r->loop, &j->timer);
+		free(j);
+	}
+	ev_timer_stop(r->loop, &r->rate_timer);
+	ev_timer_stop(r->loop, &r->verify_timer);
+	free(r);
+}

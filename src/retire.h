@@ -1,0 +1,80 @@
+/* retire.h - removing slots the way the running kernel needs, and proving it.
+ *
+ * A retirement goes: queued (at most conf.retire.rate removals a second) ->
+ * draining (mode drain: reclaim in bounded steps until the slot holds no LRU
+ * pages or drain_timeout) -> rmdir (EBUSY retried, bounded) -> verifying (the
+ * dying-memcg witnesses of cg_dying() polled with backoff until the group is
+ * freed or verify_timeout) -> an outcome. The LRU-reparenting probe (probe.c)
+ * is verified by the same machinery. */
+#ifndef CGPOOL_RETIRE_H
+#define CGPOOL_RETIRE_H
+
+#include <ev.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cg.h"
+#include "conf.h"
+#include "util.h"
+
+enum retire_outcome {
+	OUTCOME_RELEASED,   /* held no LRU pages at removal, freed */
+	OUTCOME_REPARENTED, /* held LRU pages, not reclaimed, freed anyway */
+	OUTCOME_DRAINED,    /* reclaimed first, then freed */
+	OUTCOME_PINNED,     /* still dying at verify_timeout */
+	OUTCOME_FAILED,     /* could not be removed (rmdir kept failing) */
+	OUTCOME_N,
+};
+
+enum lru_reparenting { LRU_UNKNOWN, LRU_YES, LRU_NO };
+
+struct retire_result {
+	char name[32];           /* slot directory */
+	char key[KEY_MAX + 1];   /* "" for a warm slot */
+	enum retire_mode mode;   /* as carried out: never auto */
+	enum retire_outcome outcome;
+	uint64_t lru_bytes;      /* LRU bytes charged when it was removed */
+	uint64_t drained_bytes;  /* reclaimed before removal */
+	int64_t elapsed_ms;      /* from rmdir to the verdict (whole retirement: total_ms) */
+	int64_t total_ms;
+	bool attributed;         /* the counters made the verdict unambiguous */
+	int error;               /* OUTCOME_FAILED: -errno of the last rmdir */
+};
+
+typedef void (*retire_done_fn)(const struct retire_result *res, void *ud);
+
+struct retire_stats {
+	uint64_t outcomes[OUTCOME_N];
+	uint64_t pinned_bytes;      /* LRU bytes held by slots found pinned */
+	uint64_t in_flight;
+	uint64_t dying;             /* last reading of the witness */
+	double max_write_ms;        /* slowest single kernel write (reclaim, rmdir) */
+};
+
+struct retire;
+
+int retire_new(struct ev_loop *loop, struct cg *cg, const struct conf *const *conf, struct retire **out);
+void retire_free(struct retire *r);
+
+/* Queue the removal of slot directory name (its processes are gone). mode
+ * RETIRE_AUTO is resolved with the probe (waiting for it when it runs);
+ * RETIRE_KEEP is refused with -EINVAL. done is called exactly once, later. */
+int retire_start(struct retire *r, const char *name, const char *key, enum retire_mode mode, retire_done_fn done,
+		 void *ud);
+
+/* The LRU-reparenting probe: start it (again), and its cached result. */
+int retire_probe(struct retire *r);
+enum lru_reparenting retire_lru_reparenting(const struct retire *r, const char **why);
+const char *lru_reparenting_name(enum lru_reparenting v);
+
+void retire_get_stats(const struct retire *r, struct retire_stats *out);
+const char *retire_outcome_name(enum retire_outcome o);
+
+
+
+/* ---- for probe.c: a removal verified like a retirement, outside the rate
+ * limit, with its own verify timeout; and the probe's verdict. */
+int retire_start_probe(struct retire *r, const char *name, uint64_t verify_timeout_ms, retire_done_fn done,
+		       void *ud);
+void retire_set_lru_reparenting(struct retire *r, enum lru_reparenting v, const char *why);
+#endif

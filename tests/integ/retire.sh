@@ -1,0 +1,102 @@
+#!/bin/sh
+# Retirement, proven by the kernel's own counters: the probe finds out by
+# experiment whether the kernel reparents LRU pages; a slot holding 8 MiB of
+# page cache retired with --mode drain comes back drained and leaves no dying
+# memcg; with --mode reparent it comes back reparented (the kernel moved the
+# pages) or pinned (it did not), within verify_timeout; an empty slot comes
+# back released; auto picks what the kernel needs.
+. "${top_srcdir:-.}/tests/integ/lib.sh"
+
+MIB=1048576
+write_config "[retire]
+verify_timeout = 5s
+drain_timeout = 10s
+rate = 50"
+start_daemon
+
+lru=$(probe_verdict)
+check "the probe reaches a verdict (yes or no, got $lru)" sh -c "[ $lru = yes ] || [ $lru = no ]"
+echo "lru_reparenting: $lru ($("$CGPOOLCTL" --json probe | json lru_reparenting_evidence))"
+
+# fill KEY FILE: a run of KEY that leaves 8 MiB of clean page cache charged to its slot
+fill() {
+	"$CGPOOLCTL" exec "$1" -- sh -c 'dd if=/dev/zero of="$1" bs=1M count=8 2>/dev/null && sync' sh "$2" ||
+		fail "exec $1"
+	wait_for 5 sh -c "\"$CGPOOLCTL\" --json status $1 | grep -q '\"state\": *\"idle\"'"
+}
+field() { echo "$1" | json "$2"; }
+
+# --- drain: reclaimed first, then freed; the dying count is back at its baseline
+fill drainme "$T_DIR/f1"
+base=$(dying_memcgs)
+out=$("$CGPOOLCTL" --json retire drainme --mode drain --wait)
+echo "drain: $out"
+check "drain: outcome drained" [ "$(field "$out" outcome)" = drained ]
+check "drain: about 8 MiB reclaimed before removal" [ "$(field "$out" drained_bytes)" -ge $((7 * MIB)) ]
+check "drain: under 1 MiB of LRU left at removal" [ "$(field "$out" lru_bytes)" -lt $MIB ]
+back_to() { [ "$(dying_memcgs)" -le "$1" ]; }
+check "drain: dying memcgs back at the baseline ($base)" wait_for 5 back_to "$base"
+check "drain: the key is gone" sh -c "! \"$CGPOOLCTL\" status drainme 2>/dev/null"
+
+# --- reparent: no drain; the kernel decides what happens to the pages
+fill keepme "$T_DIR/f2"
+base=$(dying_memcgs)
+out=$("$CGPOOLCTL" --json retire keepme --mode reparent --wait)
+echo "reparent: $out"
+check "reparent: it held about 8 MiB of LRU at removal" [ "$(field "$out" lru_bytes)" -ge $((7 * MIB)) ]
+if [ "$lru" = yes ]; then
+	check "reparent: outcome reparented on a reparenting kernel" [ "$(field "$out" outcome)" = reparented ]
+else
+	check "reparent: outcome pinned on a kernel that does not reparent" [ "$(field "$out" outcome)" = pinned ]
+	check "reparent: verdict within verify_timeout" [ "$(field "$out" elapsed_ms)" -le 7000 ]
+	check "reparent: the pinned group is still dying" [ "$(dying_memcgs)" -gt "$base" ]
+	# Give its page cache back so the pinned group can be freed: deleting
+	# the file is not enough (the filesystem's metadata pages charged to
+	# it stay), dropping clean caches is.
+	rm -f "$T_DIR/f2"
+	sync
+	echo 1 > /proc/sys/vm/drop_caches
+	if wait_for 10 back_to "$base"; then
+		echo "note: the pinned group was freed once its page cache was dropped"
+	else
+		echo "note: the pinned group is still dying after dropping caches ($(dying_memcgs) > $base)"
+	fi
+fi
+
+# --- an empty slot: no LRU pages at removal
+sleep 300 &
+victim=$!
+"$CGPOOLCTL" attach emptyone "$victim" > /dev/null || fail "attach emptyone"
+kill "$victim"; wait "$victim" 2>/dev/null
+wait_for 5 sh -c "\"$CGPOOLCTL\" --json status emptyone | grep -q '\"state\": *\"idle\"'"
+out=$("$CGPOOLCTL" --json retire emptyone --mode reparent --wait)
+echo "empty: $out"
+check "empty: outcome released" [ "$(field "$out" outcome)" = released ]
+
+# --- auto: what this kernel needs
+fill autome "$T_DIR/f3"
+out=$("$CGPOOLCTL" --json retire autome --wait)
+echo "auto: $out"
+if [ "$lru" = yes ]; then
+	check "auto: reparented on a reparenting kernel" [ "$(field "$out" outcome)" = reparented ]
+	if command -v fincore > /dev/null; then
+		res=$(fincore --bytes --noheadings --output RES "$T_DIR/f3")
+		check "auto: the file is still in the page cache afterwards ($res bytes)" [ "${res:-0}" -ge $((7 * MIB)) ]
+	fi
+else
+	check "auto: drained on a kernel that does not reparent" [ "$(field "$out" outcome)" = drained ]
+fi
+
+# --- refusals
+"$CGPOOLCTL" exec busy -- sleep 300 &
+job=$!
+wait_for 5 sh -c "\"$CGPOOLCTL\" --json status busy | grep -q '\"state\": *\"running\"'"
+check "a running slot is not retired" sh -c "! \"$CGPOOLCTL\" retire busy --wait 2>/dev/null"
+check "mode keep is refused" sh -c "! \"$CGPOOLCTL\" retire busy --mode keep 2>/dev/null"
+kill "$job"
+
+"$CGPOOLCTL" metrics > "$T_DIR/metrics"
+check "metrics count the drained retirements" grep -q '^cgpool_retirements_total{outcome="drained"} [1-9]' "$T_DIR/metrics"
+check "metrics show the dying memcgs" grep -q '^cgpool_dying_memcgs [0-9]' "$T_DIR/metrics"
+rm -f "$T_DIR"/f*
+finish

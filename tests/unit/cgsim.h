@@ -1,0 +1,206 @@
+/* cgsim.h - a simulated cgroupfs behind struct cg_fs_ops, for unit tests and
+ * fault injection only.
+ *
+ * The real-kernel tests (test_cg.c, tests/integ, tests/vm) stay the
+ * authority on what the kernel does; the sim adds what a real kernel cannot
+ * give on demand: a chosen kernel behaviour at rmdir (pin or reparent), exact
+ * page charges, a lagging dying counter, injected errors and slow writes, and
+ * a record of every call. Open the cgroup layer on it with
+ *
+ *	sim = cgsim_new(&opts);
+ *	cg_open_fs(cgsim_ops(sim), sim, cgsim_mountinfo(sim), cgsim_proc_self_cgroup(sim),
+ *		   "auto", CG_CTRL_MEMORY | CG_CTRL_PIDS, &cg, err, sizeof(err));
+ *
+ * ---- Layouts (cgsim_opts.layout)
+ * CGSIM_V2:     one cgroup2 at /sys/fs/cgroup; its root offers cpuset cpu io
+ *               memory hugetlb pids rdma misc; "cpu io memory pids" are
+ *               enabled down to the parent of opts.self.
+ * CGSIM_HYBRID: v1 hierarchies name=systemd, cpu,cpuacct, memory, blkio and
+ *               pids under /sys/fs/cgroup/<name>, and a controller-less
+ *               cgroup2 at /sys/fs/cgroup/unified (population tracking).
+ * CGSIM_V1:     the same without the cgroup2.
+ * The test process (getpid()) starts in opts.self in every hierarchy; writing
+ * "0" to a cgroup.procs moves it. Every hierarchy is its own tree; a cgroup
+ * named by a cgroup path ("/a/b") exists separately in each.
+ *
+ * ---- Files
+ * The layer's reads and writes go to generated files: cgroup.procs, tasks
+ * (v1), cgroup.controllers/subtree_control/events/stat/kill/freeze/type (v2),
+ * memory.current/peak/stat/events/events.local/min/low/high/max/swap.max/
+ * reclaim (v2), memory.usage_in_bytes/max_usage_in_bytes/limit_in_bytes/
+ * soft_limit_in_bytes/stat/force_empty/oom_control/use_hierarchy (v1),
+ * pids.max/current/events, cpu.max/weight/stat (v2), cpu.shares/
+ * cfs_quota_us/cfs_period_us (v1), io.weight (v2). A v2 cgroup has a
+ * controller's files only when its parent enables it in subtree_control.
+ * Settings store what is written after the kernel's validation (-EINVAL on a
+ * bad value; memory sizes round down to 4 KiB; v1 "-1" reads back as
+ * 9223372036854771712). Outside the mounts, ops->read serves /proc/cgroups,
+ * /proc/self/cgroup, /proc/<pid>/cgroup and /proc/self/mountinfo.
+ * Kernel rules enforced: writing a pid nobody spawned -> -ESRCH; v2 "no
+ * internal processes" (-EBUSY); controllers must be available (-ENOENT);
+ * read-only/write-only files -> -EACCES; mkdir -> -EEXIST, -ENOENT, and
+ * -ENOSPC past opts.max_memcgs memory cgroups (live + dying).
+ *
+ * ---- Memory
+ * Pages are charged explicitly (cgsim_charge*) to a memory cgroup, which is
+ * the named cgroup or, on v2 without memory enabled there, its nearest
+ * ancestor with it. memory.current, memory.stat (v2) and usage_in_bytes and
+ * total_* (v1) are hierarchical and include dying descendants; v1 cache/rss/
+ * inactive_file/... are local. File pages are inactive_file, anon pages
+ * active_anon; dirty pages are file pages that reclaim skips until
+ * cgsim_writeback. memory.peak is the highest memory.current seen; on v2 a
+ * descriptor from ops->open (a memfd the sim keeps current) resets with a
+ * write of "reset" to its own peak (6.12+, opts.peak_reset), as the kernel's.
+ * memory.reclaim (v2) reclaims clean file pages from the cgroup and every
+ * descendant, dying ones too, in pre-order, up to the amount; it returns
+ * -EAGAIN when it got less (what it got stays reclaimed). Anon is never
+ * reclaimed (no swap). memory.force_empty (v1) reclaims what it can, 0.
+ *
+ * ---- rmdir and dying cgroups (what retirement tests build on)
+ * rmdir: -ENOENT no such cgroup, -ENOTDIR a file, -EBUSY when the cgroup holds
+ * processes or live child cgroups, or is the mount root; never -ENOTEMPTY.
+ * On success the directory leaves the namespace at once (list_dirs no longer
+ * shows it, mkdir of the name makes a new cgroup with a new inode) and the
+ * cgroup turns dying. Then, by opts.kernel:
+ *   CGSIM_REPARENT (7.1+): its charges (file, anon, dirty) move to the
+ *       parent's local counters at rmdir (v1 parent's cache/rss grow; v2
+ *       memory.stat shows no change) and it is freed after the lag.
+ *   CGSIM_PIN (older): with charges it stays dying until they reach 0
+ *       (memory.reclaim / memory.force_empty on an ancestor, cgsim_drop_cache,
+ *       cgsim_drop_anon), then is freed after the lag; without charges it is
+ *       freed after the lag.
+ * A dying group with dying children is freed only after them. While dying it
+ * counts in every ancestor's cgroup.stat nr_dying_descendants (and, with
+ * opts.dying_subsys_stat, nr_dying_subsys_memory; live ones in nr_subsys_*)
+ * on v2, and in /proc/cgroups num_cgroups of its hierarchy (v1 and v2).
+ * Lag: a group that may be freed stays counted as dying for opts.lag more
+ * reads of a file that counts it (cgroup.stat of an ancestor, /proc/cgroups),
+ * then goes; lag 0 frees at once. cgsim_settle() frees every such group now
+ * (cg_open_fs leaves its removed probe cgroup behind like this).
+ *
+ * ---- Faults, delays, call records
+ * A pattern names paths: NULL or "" any path; with a glob character (*?[) an
+ * fnmatch(3) glob on the whole path ("/sys/fs/cgroup/pids/ * /slot-1" without
+ * the spaces); else a suffix of the path ("/slot-3", "/memory.reclaim"; begin
+ * it with "/" to match whole components). An injected error is returned before
+ * the call does anything. Every ops call is recorded (op, path, value written,
+ * result), injected failures too.
+ *
+ * All int functions return 0 or a negative errno. Not thread-safe. */
+#ifndef CGPOOL_TEST_CGSIM_H
+#define CGPOOL_TEST_CGSIM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "cg.h"
+
+struct cgsim;
+
+enum cgsim_layout { CGSIM_V2, CGSIM_HYBRID, CGSIM_V1 };
+enum cgsim_kernel { CGSIM_PIN, CGSIM_REPARENT };
+
+struct cgsim_opts {
+	enum cgsim_layout layout;
+	enum cgsim_kernel kernel; /* what rmdir does with the pages (above) */
+	const char *self;         /* the test process's cgroup; "/user.slice/cgsim.scope" */
+	unsigned lag;             /* dying-count lag in reads (above); 1 */
+	bool dying_subsys_stat;   /* nr_subsys_* in cgroup.stat (6.12+); true */
+	bool memory_reclaim;      /* memory.reclaim exists (5.19+); true */
+	bool peak_reset;          /* memory.peak resettable per fd (6.12+); true */
+	bool cgroup_kill;         /* cgroup.kill (5.14+); true */
+	bool open;                /* ops->open (memfd for v2 memory.peak); true. false: NULL */
+	bool watch;               /* ops->watch through real inotify on shadow files; true.
+				   * false: NULL, so cg_watch_fd() is -1 and the pool polls */
+	unsigned max_memcgs;      /* memory cgroups (live + dying, root too) before
+				   * mkdir fails -ENOSPC; 65535 */
+};
+
+/* the defaults above for a layout */
+struct cgsim_opts cgsim_opts_default(enum cgsim_layout layout);
+
+/* NULL opts: cgsim_opts_default(CGSIM_V2). NULL on failure. The strings are copied. */
+struct cgsim *cgsim_new(const struct cgsim_opts *opts);
+/* Kills the spawned processes, closes the sim's descriptors, removes its files. */
+void cgsim_free(struct cgsim *sim);
+/* kernel, lag and the feature flags may be changed between calls; not layout or self */
+struct cgsim_opts *cgsim_options(struct cgsim *sim);
+
+const struct cg_fs_ops *cgsim_ops(const struct cgsim *sim);
+/* /proc/self/mountinfo, and /proc/self/cgroup as it is now (the test process
+ * moves when "0" is written to a cgroup.procs). Valid until the next call. */
+const char *cgsim_mountinfo(struct cgsim *sim);
+const char *cgsim_proc_self_cgroup(struct cgsim *sim);
+
+/* ---- the tree. A path here is a directory under one of the mounts
+ * ("/sys/fs/cgroup/memory/a/b") or a cgroup path ("/a/b"); either names the
+ * cgroup "/a/b", in every hierarchy where that makes sense. These functions
+ * are not recorded and not subject to injected faults. */
+int cgsim_mkdir(struct cgsim *sim, const char *path); /* mkdir -p in every hierarchy */
+int cgsim_rmdir(struct cgsim *sim, const char *path); /* rmdir in every hierarchy, kernel rules */
+bool cgsim_exists(struct cgsim *sim, const char *path);    /* live, in the memory hierarchy */
+/* Contents of a file as ops->read would give them, without recording the call,
+ * faults or consuming the lag. Absolute file path. */
+ssize_t cgsim_peek(struct cgsim *sim, const char *path, char *buf, size_t len);
+
+/* ---- processes: real children that sleep until cgsim_exit, so kill(pid, 0)
+ * finds them. Born in the cgroup path in every hierarchy (its nearest live
+ * ancestor where it does not exist). */
+pid_t cgsim_spawn(struct cgsim *sim, const char *path); /* pid or -errno */
+int cgsim_exit(struct cgsim *sim, pid_t pid);           /* -ESRCH when unknown */
+int cgsim_move(struct cgsim *sim, pid_t pid, const char *path); /* in every hierarchy */
+/* processes in the cgroup itself (memory hierarchy); -ENOENT when absent */
+int cgsim_nprocs(struct cgsim *sim, const char *path, unsigned *n);
+
+/* ---- memory (the memory hierarchy) */
+int cgsim_charge(struct cgsim *sim, const char *path, uint64_t file_bytes, uint64_t anon_bytes);
+int cgsim_charge_dirty(struct cgsim *sim, const char *path, uint64_t dirty_file_bytes); /* file too */
+int cgsim_uncharge(struct cgsim *sim, const char *path, uint64_t file_bytes, uint64_t anon_bytes);
+/* Below path (NULL: the whole memory hierarchy), dying groups included; each
+ * returns the bytes affected. drop_cache: clean file pages (drop_caches);
+ * drop_anon: anon pages (the tmpfs files deleted); writeback: dirty -> clean. */
+uint64_t cgsim_drop_cache(struct cgsim *sim, const char *path);
+uint64_t cgsim_drop_anon(struct cgsim *sim, const char *path);
+uint64_t cgsim_writeback(struct cgsim *sim, const char *path);
+int cgsim_oom_kill(struct cgsim *sim, const char *path); /* memory.events oom, oom_kill += 1 */
+
+struct cgsim_mem {
+	uint64_t file, anon, dirty;    /* local: charged to this group itself */
+	uint64_t tfile, tanon, tdirty; /* hierarchical, dying descendants included */
+	uint64_t peak;                 /* memory.peak / max_usage_in_bytes */
+	uint64_t reclaimed;            /* bytes reclaim took from this group itself, ever */
+	unsigned reclaim_calls;        /* memory.reclaim / force_empty writes on this group */
+};
+int cgsim_memory(struct cgsim *sim, const char *path, struct cgsim_mem *out);
+
+/* Dying memory cgroups below path (NULL: all), the ones waiting for the lag
+ * included; the bytes they hold in *bytes (may be NULL). Reads nothing, so it
+ * consumes no lag. */
+unsigned cgsim_dying(struct cgsim *sim, const char *path, uint64_t *bytes);
+/* Free every dying group, in every hierarchy, that only waits for the lag. */
+void cgsim_settle(struct cgsim *sim);
+
+/* ---- faults, delays, call records */
+enum cgsim_op {
+	CGSIM_OP_MKDIR, CGSIM_OP_RMDIR, CGSIM_OP_READ, CGSIM_OP_WRITE, CGSIM_OP_INODE,
+	CGSIM_OP_LIST, CGSIM_OP_OPEN, CGSIM_OP_WATCH, CGSIM_OP_ANY,
+};
+#define CGSIM_FOREVER (-1)
+
+/* The next count calls of op (CGSIM_OP_ANY: every op) on a matching path
+ * fail with err (negative), count CGSIM_FOREVER: all of them. Rules are tried
+ * in the order they were added. */
+int cgsim_fail(struct cgsim *sim, enum cgsim_op op, const char *pattern, int err, int count);
+void cgsim_fail_clear(struct cgsim *sim);
+/* mkdir, rmdir and write on a matching path sleep usec first (0 removes). */
+int cgsim_set_delay(struct cgsim *sim, const char *pattern, unsigned usec);
+
+/* calls of op on matching paths since the last cgsim_calls_clear */
+unsigned cgsim_calls(const struct cgsim *sim, enum cgsim_op op, const char *pattern);
+/* the value of the last write to a matching path (NULL: none), and its result */
+const char *cgsim_last_write(const struct cgsim *sim, const char *pattern, int *result);
+void cgsim_calls_clear(struct cgsim *sim);
+
+#endif
