@@ -7,6 +7,13 @@ N=${1:-200}
 top_srcdir=$(cd "$(dirname "$0")/.." && pwd)
 CGPOOLD=${CGPOOLD:-$top_srcdir/src/cgpoold}
 CGPOOLCTL=${CGPOOLCTL:-$top_srcdir/src/cgpoolctl}
+# in a build tree src/cgpoolctl is libtool's wrapper script, whose start-up
+# would be measured too: use the real binary beside it
+if [ -x "$(dirname "$CGPOOLCTL")/.libs/cgpoolctl" ]; then
+	LD_LIBRARY_PATH="$(dirname "$CGPOOLCTL")/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+	CGPOOLCTL="$(dirname "$CGPOOLCTL")/.libs/cgpoolctl"
+	export LD_LIBRARY_PATH
+fi
 export top_srcdir CGPOOLD CGPOOLCTL
 . "$top_srcdir/tests/integ/lib.sh"
 
@@ -36,6 +43,7 @@ rmdir "$naive"
 naive_dying=$(( $(dying_memcgs) - before ))
 
 start_daemon
+probe_verdict > /dev/null # the probe removes a cgroup of its own: let it settle
 before=$(dying_memcgs)
 i=0
 while [ $i -lt "$N" ]; do

@@ -168,7 +168,7 @@ static int pool_grow(struct pool *p, struct slot **out)
 		return r;
 	}
 	r = cg_slot_watch(p->cg, s->name);
-	if (r < 0)
+	if (r < 0 && r != -EOPNOTSUPP) /* EOPNOTSUPP: nothing to watch, the pool polls */
 		log_warn("watch slot %s: %s", s->name, strerror(-r));
 	log_info("slot %s: created, warm", s->name);
 	*out = s;
@@ -271,6 +271,16 @@ void pool_idle_timer(struct slot *s, double after)
 	ev_timer_start(loop, &s->idle_timer);
 }
 
+/* the resource settings back to the kernel's defaults */
+static void reset_limits(struct slot *s)
+{
+	struct cg *cg = s->pool->cg;
+
+	for (size_t i = 0; i < ARRAY_SIZE(resource_defaults); i++)
+		if (cg_resource_supported(cg, resource_defaults[i].name))
+			cg_slot_set(cg, s->name, resource_defaults[i].name, resource_defaults[i].value);
+}
+
 /* Make a slot fit for its next tenant: give back the memory the last key
  * left, put the limits back to the kernel's defaults, forget the key. */
 static void act_scrub(struct slot *s)
@@ -284,9 +294,7 @@ static void act_scrub(struct slot *s)
 		if (r < 0 && r != -EAGAIN)
 			log_warn("slot %s: reclaim: %s", s->name, strerror(-r));
 	}
-	for (size_t i = 0; i < ARRAY_SIZE(resource_defaults); i++)
-		if (cg_resource_supported(cg, resource_defaults[i].name))
-			cg_slot_set(cg, s->name, resource_defaults[i].name, resource_defaults[i].value);
+	reset_limits(s);
 	cg_slot_reset_peak(cg, s->name);
 	log_info("slot %s: recycled from key %s after %llu runs", s->name, s->key, (unsigned long long)s->runs);
 	s->key[0] = '\0';
@@ -339,17 +347,21 @@ void pool_slot_event(struct slot *s, enum slot_event ev)
 
 /* ---- kernel events */
 
-/* Read what the kernel says about a slot and feed it to the state machine. */
-static void slot_sync(struct slot *s)
+/* Read what the kernel says about a slot and feed it to the state machine.
+ * When the read fails, the poll timer reads again: with cgroup.events
+ * watching, no other event may ever come for this change. */
+static int slot_sync(struct slot *s)
 {
 	bool populated;
 	int r = cg_slot_populated(s->pool->cg, s->name, &populated);
 
 	if (r < 0) {
-		log_warn("slot %s: read population: %s", s->name, strerror(-r));
-		return;
+		log_warn("slot %s: read population: %s (read again in %.0f s)", s->name, strerror(-r), POLL_INTERVAL);
+		ev_timer_start(s->pool->loop, &s->pool->poll_timer);
+		return r;
 	}
 	pool_slot_event(s, populated ? SLOT_EV_POPULATED : SLOT_EV_EMPTY);
+	return 0;
 }
 
 static void watch_one(const char *name, void *ud)
@@ -372,22 +384,38 @@ static void watch_cb(struct ev_loop *loop, ev_io *w, int revents)
 static void poll_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
 	struct pool *p = w->data;
+	bool failed = false;
 
 	for (size_t i = 0; i < p->nslots; i++) {
 		struct slot *s = p->slots[i];
 		if (s->state == SLOT_RUNNING || s->state == SLOT_IDLE) {
-			slot_sync(s);
+			failed |= slot_sync(s) < 0;
 			if (i < p->nslots && p->slots[i] != s)
 				i--; /* s was retired and dropped */
 		}
 	}
+	if (!failed && cg_watch_fd(p->cg) >= 0)
+		ev_timer_stop(loop, w); /* watching: this was a retry, and it is done */
 }
 
 static void idle_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
 	struct slot *s = w->data;
 	struct pool *p = s->pool;
+	bool populated;
+	int r = cg_slot_populated(p->cg, s->name, &populated);
 
+	/* a run we have not heard of (an event lost, or the state at start-up
+	 * unreadable): never scrub or remove the slot under it */
+	if (r == 0 && populated) {
+		pool_slot_event(s, SLOT_EV_POPULATED);
+		return;
+	}
+	if (r < 0) {
+		log_warn("slot %s (%s): read population: %s; idle timeout postponed", s->name, s->key, strerror(-r));
+		pool_idle_timer(s, POLL_INTERVAL);
+		return;
+	}
 	pool_slot_event(s, SLOT_EV_IDLE_TIMEOUT);
 	pool_fill_warm(p);
 }
@@ -466,7 +494,8 @@ int pool_attach(struct pool *p, const char *key, const char *class_name, const p
 {
 	struct slot *s;
 	enum slot_state next;
-	unsigned act;
+	unsigned act = 0;
+	size_t moved = 0;
 	bool fresh;
 	int r;
 
@@ -486,14 +515,18 @@ int pool_attach(struct pool *p, const char *key, const char *class_name, const p
 		goto fail;
 	if (act & SLOT_ACT_APPLY)
 		act_apply(s); /* limits in place before the processes arrive */
-	for (size_t i = 0; i < npids; i++) {
-		r = cg_slot_attach(p->cg, s->name, pids[i]);
+	for (; moved < npids; moved++) {
+		r = cg_slot_attach(p->cg, s->name, pids[moved]);
 		if (r < 0) {
-			*bad_pid = pids[i];
-			log_warn("slot %s (%s): attach pid %d: %s", s->name, key, (int)pids[i], strerror(-r));
-			goto fail;
+			*bad_pid = pids[moved];
+			log_warn("slot %s (%s): attach pid %d: %s", s->name, key, (int)pids[moved], strerror(-r));
+			break;
 		}
 	}
+	/* the pids before the failing one are in the slot: it runs them, and
+	 * the caller still hears of the error */
+	if (r < 0 && moved == 0)
+		goto fail;
 	if (s->state != next)
 		log_info("slot %s (%s): %s -> %s on attach", s->name, key, slot_state_name(s->state),
 			 slot_state_name(next));
@@ -502,10 +535,13 @@ int pool_attach(struct pool *p, const char *key, const char *class_name, const p
 	slot_do(s, prev, act & ~SLOT_ACT_APPLY);
 	pool_save(p);
 	pool_fill_warm(p);
-	*out = s;
-	return 0;
+	if (r == 0)
+		*out = s;
+	return r;
 fail:
 	if (fresh && s->state == SLOT_WARM) {
+		if (act & SLOT_ACT_APPLY)
+			reset_limits(s); /* the next key must not get this one's */
 		s->key[0] = '\0';
 		s->class_name[0] = '\0';
 	}
@@ -572,11 +608,19 @@ static void reconcile(struct pool *p)
 	for (size_t i = 0; i < p->nslots; i++) {
 		struct slot *s = p->slots[i];
 		bool populated = false;
+		int r;
 
 		cg_slot_watch(p->cg, s->name);
-		cg_slot_populated(p->cg, s->name, &populated);
+		r = cg_slot_populated(p->cg, s->name, &populated);
 		if (s->state == SLOT_RETIRING || (!s->key[0] && s->state != SLOT_WARM))
 			s->state = s->key[0] ? SLOT_IDLE : SLOT_WARM;
+		if (r < 0) {
+			/* unknown is not empty: keep what the state file says, read again */
+			log_warn("slot %s: read population: %s; kept %s", s->name, strerror(-r),
+				 slot_state_name(s->state));
+			ev_timer_start(p->loop, &p->poll_timer);
+			populated = s->state == SLOT_RUNNING;
+		}
 		if (s->state == SLOT_WARM && populated)
 			log_warn("slot %s: warm but holds processes it was not given", s->name);
 		if (s->state == SLOT_IDLE && !populated) {
@@ -628,6 +672,9 @@ int pool_new(struct ev_loop *loop, struct cg *cg, const struct conf *conf, struc
 	p->loop = loop;
 	p->cg = cg;
 	p->conf = conf;
+	/* polls where nothing is watched; with watching, retries failed reads */
+	ev_timer_init(&p->poll_timer, poll_cb, POLL_INTERVAL, POLL_INTERVAL);
+	p->poll_timer.data = p;
 	r = pool_load(p);
 	if (r < 0) {
 		pool_free(p);
@@ -640,8 +687,6 @@ int pool_new(struct ev_loop *loop, struct cg *cg, const struct conf *conf, struc
 		p->watch_io.data = p;
 		ev_io_start(loop, &p->watch_io);
 	} else {
-		ev_timer_init(&p->poll_timer, poll_cb, POLL_INTERVAL, POLL_INTERVAL);
-		p->poll_timer.data = p;
 		ev_timer_start(loop, &p->poll_timer);
 	}
 	pool_fill_warm(p);

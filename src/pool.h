@@ -66,7 +66,9 @@ void pool_set_conf(struct pool *p, const struct conf *conf);
 /* Bind key to its slot (or a warm one; class_name NULL: the first [class]
  * matching the key) and move pids into it. Errors: -ENOSPC pool full,
  * -ESRCH a pid does not exist (*bad_pid says which), -EBUSY the key's slot is
- * being retired, -ENOENT no such class; others from the kernel. */
+ * being retired, -ENOENT no such class; others from the kernel. When the
+ * kernel refuses a pid after earlier ones were moved, those stay in the slot,
+ * which is then bound and running, and the error is still returned. */
 int pool_attach(struct pool *p, const char *key, const char *class_name, const pid_t *pids, size_t npids,
 		struct slot **out, pid_t *bad_pid);
 /* The key is finished for now. -ENOENT: no slot for the key. */

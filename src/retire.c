@@ -12,6 +12,7 @@
 #include "probe.h"
 
 #define DRAIN_STEP (64ULL << 20)  /* bytes asked of memory.reclaim per step */
+#define DRAIN_PARALLEL 2          /* slots draining at once: one reclaim write each per loop pass */
 #define DRAIN_EAGAIN_MAX 3        /* reclaim steps that free nothing before giving up */
 #define RMDIR_RETRIES 50          /* EBUSY retries, RMDIR_RETRY_S apart */
 #define RMDIR_RETRY_S 0.1
@@ -50,6 +51,8 @@ struct retire {
 	int64_t tokens_us;
 	ev_timer rate_timer;
 	uint64_t base;      /* witness count with none of ours dying */
+	uint64_t settled;   /* witness when the last verification round ended */
+	bool settled_valid;
 	ev_timer verify_timer;
 	double backoff;
 	enum lru_reparenting lru;
@@ -204,9 +207,9 @@ static void verify_cb(struct ev_loop *loop, ev_timer *w, int revents)
 
 	if (n == 0)
 		return;
-	if (cg_dying(r->cg, &d) < 0) {
+	if (cg_dying(r->cg, &d) < 0)
 		d.count = r->base + n; /* unreadable: nothing proven freed */
-	}
+	r->settled_valid = false;
 	r->stats.dying = d.count;
 	log_debug("verify: %u removed groups in flight, witness %llu, baseline %llu", n,
 		  (unsigned long long)d.count, (unsigned long long)r->base);
@@ -231,8 +234,11 @@ static void verify_cb(struct ev_loop *loop, ev_timer *w, int revents)
 		job_finish(j, OUTCOME_PINNED);
 		n--;
 	}
-	if (n == 0)
+	if (n == 0) {
+		r->settled = d.count;
+		r->settled_valid = true;
 		return;
+	}
 	r->backoff = r->backoff * 1.5 > VERIFY_MAX_S ? VERIFY_MAX_S : r->backoff * 1.5;
 	ev_timer_set(&r->verify_timer, r->backoff, 0.);
 	ev_timer_start(loop, &r->verify_timer);
@@ -266,7 +272,9 @@ static void do_rmdir(struct job *job)
 	 * once the witness holds still: a group removed a moment ago (by us or
 	 * anybody) that is being freed would otherwise hide this one. */
 	if (count_phase(r, PH_VERIFY) == 0 && cg_dying(r->cg, &d) == 0) {
-		if (job->settle_reads < SETTLE_READS_MAX && (job->settle_reads == 0 || d.count != job->settle_last)) {
+		bool unchanged = r->settled_valid && d.count == r->settled;
+		if (!unchanged && job->settle_reads < SETTLE_READS_MAX &&
+		    (job->settle_reads == 0 || d.count != job->settle_last)) {
 			job->settle_reads++;
 			job->settle_last = d.count;
 			job_later(job, SETTLE_S);
@@ -288,6 +296,7 @@ static void do_rmdir(struct job *job)
 		return;
 	}
 	verify_add(job);
+	kick(r); /* a drain place may have come free */
 }
 
 /* One bounded reclaim step; the loop runs between steps. */
@@ -381,6 +390,8 @@ static void kick(struct retire *r)
 				continue; /* wait for the verdict */
 			mode = r->lru == LRU_YES ? RETIRE_REPARENT : RETIRE_DRAIN;
 		}
+		if (mode == RETIRE_DRAIN && count_phase(r, PH_DRAIN) >= DRAIN_PARALLEL)
+			continue; /* the loop would do many reclaim writes in one pass */
 		if (!take_token(r, &wait)) {
 			if (!ev_is_active(&r->rate_timer)) {
 				ev_timer_set(&r->rate_timer, wait, 0.);

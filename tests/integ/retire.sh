@@ -82,6 +82,8 @@ if [ "$lru" = yes ]; then
 	if command -v fincore > /dev/null; then
 		res=$(fincore --bytes --noheadings --output RES "$T_DIR/f3")
 		check "auto: the file is still in the page cache afterwards ($res bytes)" [ "${res:-0}" -ge $((7 * MIB)) ]
+	else
+		fail "auto: fincore (util-linux) is needed to see the file in the page cache"
 	fi
 else
 	check "auto: drained on a kernel that does not reparent" [ "$(field "$out" outcome)" = drained ]

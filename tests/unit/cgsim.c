@@ -111,7 +111,10 @@ struct cgsim {
 	struct call *calls;
 	size_t ncalls;
 	char tmpdir[64];
-	char text[8192];
+	char mi_text[4096], cg_text[4096];
+	char *hook_pat;
+	cgsim_write_fn hook;
+	void *hook_ud;
 };
 
 struct sb {
@@ -148,10 +151,6 @@ static void sb_printf(struct sb *b, const char *fmt, ...)
 }
 
 /* ---- tree */
-
-static void dfl_err(void)
-{
-}
 
 static char *rel_path(const struct node *n, char *buf)
 {
@@ -402,18 +401,17 @@ static unsigned local_procs(const struct cgsim *sim, const struct node *n)
 	return c;
 }
 
+static void zero_pop(struct node *n)
+{
+	n->npop = 0;
+	for (size_t i = 0; i < n->nkids; i++)
+		zero_pop(n->kids[i]);
+}
+
+/* npop: processes in each cgroup's subtree */
 static void count_pop(struct cgsim *sim, struct hier *h)
 {
-	struct node *stack[256];
-	size_t sp = 0;
-
-	stack[sp++] = h->root;
-	while (sp) {
-		struct node *n = stack[--sp];
-		n->npop = 0;
-		for (size_t i = 0; i < n->nkids && sp < N_ELEMS(stack); i++)
-			stack[sp++] = n->kids[i];
-	}
+	zero_pop(h->root);
 	for (size_t i = 0; i < sim->nprocs; i++)
 		for (struct node *n = sim->procs[i].at[h - sim->h]; n; n = n->parent)
 			n->npop++;
@@ -425,8 +423,9 @@ static void touch(const char *shadow)
 
 	if (fd < 0)
 		return;
-	if (write(fd, "x", 1) < 0)
-		dfl_err();
+	if (write(fd, "x", 1) < 0) {
+		/* a lost wake-up; the watcher's next read still sees the truth */
+	}
 	close(fd);
 }
 
@@ -473,7 +472,7 @@ static void pfd_refresh(struct cgsim *sim)
 		if (!reset && strcmp(text, f->last) == 0)
 			continue;
 		if (ftruncate(f->fd, 0) < 0 || pwrite(f->fd, text, strlen(text), 0) < 0)
-			dfl_err();
+			continue; /* tried again on the next call */
 		lseek(f->fd, 0, SEEK_SET);
 		memcpy(f->last, text, sizeof(f->last));
 	}
@@ -892,7 +891,8 @@ static int wr_subtree(struct cgsim *sim, struct node *n, int idx, const char *s)
 			return -EBUSY;
 	n->subtree = (n->subtree | on) & ~off;
 	for (size_t i = 0; i < n->nkids; i++)
-		n->kids[i]->css = n->subtree;
+		if (!n->kids[i]->dying)
+			n->kids[i]->css = n->subtree;
 	return 0;
 }
 
@@ -925,7 +925,7 @@ static uint64_t reclaim(struct node *n, uint64_t want)
 static int wr_reclaim(struct cgsim *sim, struct node *n, int idx, const char *s)
 {
 	char v[VAL_MAX], *sp;
-	uint64_t want;
+	uint64_t want, got;
 
 	trim(s, v, sizeof(v));
 	sp = strchr(v, ' ');
@@ -937,9 +937,9 @@ static int wr_reclaim(struct cgsim *sim, struct node *n, int idx, const char *s)
 	if (memparse(v, &want) < 0)
 		return -EINVAL;
 	n->reclaim_calls++;
-	want = reclaim(n, want) < want ? 1 : 0;
+	got = reclaim(n, want);
 	reap_all(sim);
-	return want ? -EAGAIN : 0;
+	return got < want ? -EAGAIN : 0; /* what it got stays reclaimed */
 }
 
 static int wr_force_empty(struct cgsim *sim, struct node *n, int idx, const char *s)
@@ -1156,8 +1156,9 @@ static void proc_cgroups(struct cgsim *sim, struct sb *b, bool consume)
 
 static int proc_read(struct cgsim *sim, const char *path, struct sb *b, bool consume)
 {
+	const char *rest = path + 6;
 	char *end;
-	long pid;
+	long pid = getpid();
 	const struct proc *pr;
 
 	if (strcmp(path, "/proc/cgroups") == 0) {
@@ -1170,11 +1171,16 @@ static int proc_read(struct cgsim *sim, const char *path, struct sb *b, bool con
 	}
 	if (strncmp(path, "/proc/", 6) != 0)
 		return -ENOENT;
-	pid = strncmp(path + 6, "self/", 5) == 0 ? (long)getpid() : strtol(path + 6, &end, 10);
-	if (strncmp(path + 6, "self/", 5) != 0 && (end == path + 6 || *end != '/'))
-		return -ENOENT;
+	if (strncmp(rest, "self/", 5) == 0) {
+		rest += 4;
+	} else {
+		pid = strtol(rest, &end, 10);
+		if (end == rest || *end != '/')
+			return -ENOENT;
+		rest = end;
+	}
 	pr = proc_find(sim, (pid_t)pid);
-	if (!pr || strcmp(strchr(path + 6, '/'), "/cgroup") != 0)
+	if (!pr || strcmp(rest, "/cgroup") != 0)
 		return -ENOENT;
 	proc_cgroup_text(sim, pr, b);
 	return 0;
@@ -1325,6 +1331,8 @@ static int op_write(void *ctx, const char *path, const char *s)
 		r = -EACCES;
 	else if (r == 0)
 		r = files[f].wr(sim, n, f, s);
+	if (r == 0 && sim->hook && pat_match(sim->hook_pat, path))
+		sim->hook(sim, path, s, sim->hook_ud);
 	return op_end(sim, i, r);
 }
 
@@ -1370,12 +1378,32 @@ static int op_list(void *ctx, const char *path, int (*fn)(const char *name, void
 	return op_end(sim, i, r);
 }
 
+/* a memfd standing for an open memory.peak; pfd_refresh keeps its text */
+static int peak_fd(struct cgsim *sim, struct node *n)
+{
+	struct pfd *v = realloc(sim->pfds, (sim->npfds + 1) * sizeof(*v));
+	int fd, mine;
+
+	if (!v)
+		return -ENOMEM;
+	sim->pfds = v;
+	fd = memfd_create("cgsim-memory.peak", MFD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	mine = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	if (mine < 0) {
+		close(fd);
+		return -errno;
+	}
+	v[sim->npfds++] = (struct pfd){ .fd = mine, .node = n, .peak = n->peak, .last = "" };
+	return fd;
+}
+
 static int op_open(void *ctx, const char *path, int flags)
 {
 	struct cgsim *sim = ctx;
 	struct node *n;
-	struct pfd *v;
-	int f, r, fd = -1, mine, inj, i = op_begin(sim, CGSIM_OP_OPEN, path, NULL, &inj);
+	int f, r, inj, i = op_begin(sim, CGSIM_OP_OPEN, path, NULL, &inj);
 
 	if (i < 0 || inj)
 		return op_end(sim, i, i < 0 ? i : inj);
@@ -1384,22 +1412,9 @@ static int op_open(void *ctx, const char *path, int flags)
 		r = -EOPNOTSUPP; /* only what cg opens */
 	if (r == 0 && (flags & O_ACCMODE) != O_RDONLY && !sim->o.peak_reset)
 		r = -EACCES;
-	if (r == 0 && (fd = memfd_create("cgsim-memory.peak", MFD_CLOEXEC)) < 0)
-		r = -errno;
-	if (r == 0 && (mine = fcntl(fd, F_DUPFD_CLOEXEC, 3)) < 0)
-		r = -errno;
-	if (r == 0 && !(v = realloc(sim->pfds, (sim->npfds + 1) * sizeof(*v)))) {
-		close(mine);
-		r = -ENOMEM;
-	}
-	if (r < 0) {
-		if (fd >= 0)
-			close(fd);
-		return op_end(sim, i, r);
-	}
-	sim->pfds = v;
-	v[sim->npfds++] = (struct pfd){ .fd = mine, .node = n, .peak = n->peak, .last = "" };
-	return op_end(sim, i, fd); /* op_end writes the content */
+	if (r == 0)
+		r = peak_fd(sim, n);
+	return op_end(sim, i, r); /* op_end writes the content */
 }
 
 static int op_watch(void *ctx, int ifd, const char *path, uint32_t mask)
@@ -1553,6 +1568,7 @@ void cgsim_free(struct cgsim *sim)
 	free(sim->pfds);
 	cgsim_fail_clear(sim);
 	cgsim_calls_clear(sim);
+	free(sim->hook_pat);
 	if (sim->tmpdir[0])
 		rmdir(sim->tmpdir);
 	free(sim);
@@ -1570,23 +1586,24 @@ const struct cg_fs_ops *cgsim_ops(const struct cgsim *sim)
 
 const char *cgsim_mountinfo(struct cgsim *sim)
 {
-	size_t o = 0;
+	char *t = sim->mi_text;
+	size_t o = 0, len = sizeof(sim->mi_text);
 
-	o += (size_t)snprintf(sim->text, sizeof(sim->text),
+	o += (size_t)snprintf(t, len,
 			      "22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n"
 			      "25 22 0:22 / /sys rw,nosuid,nodev,noexec,relatime shared:7 - sysfs sysfs rw\n");
 	if (sim->o.layout != CGSIM_V2)
-		o += (size_t)snprintf(sim->text + o, sizeof(sim->text) - o, "26 25 0:23 / /sys/fs/cgroup ro,nosuid,"
+		o += (size_t)snprintf(t + o, len - o, "26 25 0:23 / /sys/fs/cgroup ro,nosuid,"
 				      "nodev,noexec shared:8 - tmpfs tmpfs ro,mode=755\n");
-	for (unsigned k = 0; k < sim->nh && o < sizeof(sim->text); k++) {
+	for (unsigned k = 0; k < sim->nh && o < len; k++) {
 		const struct hier *h = &sim->h[k];
-		o += (size_t)snprintf(sim->text + o, sizeof(sim->text) - o,
+		o += (size_t)snprintf(t + o, len - o,
 				      "%u %d 0:%u / %s rw,nosuid,nodev,noexec,relatime shared:%u - %s %s rw%s%s\n",
 				      30 + k, sim->o.layout == CGSIM_V2 ? 25 : 26, 30 + k, h->mount, 9 + k,
 				      h->v2 ? "cgroup2" : "cgroup", h->v2 ? "cgroup2" : "cgroup", h->opts ? "," : "",
 				      h->opts ? h->opts : (h->v2 ? ",nsdelegate,memory_recursiveprot" : ""));
 	}
-	return sim->text;
+	return t;
 }
 
 const char *cgsim_proc_self_cgroup(struct cgsim *sim)
@@ -1594,13 +1611,13 @@ const char *cgsim_proc_self_cgroup(struct cgsim *sim)
 	struct sb b = { 0 };
 	const struct proc *pr = proc_find(sim, getpid());
 
-	sim->text[0] = '\0';
+	sim->cg_text[0] = '\0';
 	if (pr)
 		proc_cgroup_text(sim, pr, &b);
 	if (b.p)
-		snprintf(sim->text, sizeof(sim->text), "%s", b.p);
+		snprintf(sim->cg_text, sizeof(sim->cg_text), "%s", b.p);
 	free(b.p);
-	return sim->text;
+	return sim->cg_text;
 }
 
 /* ---- the test's side */
@@ -1696,6 +1713,8 @@ pid_t cgsim_spawn(struct cgsim *sim, const char *path)
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (getppid() != parent)
 			_exit(0);
+		for (int fd = 3; fd < 1024; fd++)
+			close(fd); /* not the test's inotify, memfds or pipes */
 		for (;;)
 			pause();
 	}
@@ -1709,7 +1728,7 @@ int cgsim_exit(struct cgsim *sim, pid_t pid)
 {
 	const struct proc *pr = proc_find(sim, pid);
 
-	if (!pr || !pr->child)
+	if (!pr || pid == getpid())
 		return -ESRCH;
 	proc_exit(sim, pid);
 	pfd_refresh(sim);
@@ -1733,6 +1752,28 @@ int cgsim_move(struct cgsim *sim, pid_t pid, const char *path)
 		pr->at[k] = node_at(&sim->h[k], rel, true);
 	sync_events(sim);
 	return 0;
+}
+
+int cgsim_adopt(struct cgsim *sim, pid_t pid, const char *path)
+{
+	struct proc *v;
+	int r;
+
+	if (pid <= 0)
+		return -EINVAL;
+	if (proc_find(sim, pid))
+		return -EEXIST;
+	v = realloc(sim->procs, (sim->nprocs + 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	sim->procs = v;
+	v[sim->nprocs++] = (struct proc){ .pid = pid, .at = { NULL } };
+	for (unsigned k = 0; k < sim->nh; k++)
+		v[sim->nprocs - 1].at[k] = sim->h[k].root;
+	r = cgsim_move(sim, pid, path);
+	if (r < 0)
+		sim->nprocs--;
+	return r;
 }
 
 int cgsim_nprocs(struct cgsim *sim, const char *path, unsigned *n)
@@ -1784,9 +1825,9 @@ int cgsim_uncharge(struct cgsim *sim, const char *path, uint64_t file_bytes, uin
 	return 0;
 }
 
-enum drop { DROP_CLEAN, DROP_ANON, DROP_DIRTY };
+enum drop_kind { DROP_CLEAN, DROP_ANON, DROP_DIRTY };
 
-static uint64_t drop(struct node *n, enum drop what)
+static uint64_t drop(struct node *n, enum drop_kind what)
 {
 	uint64_t got = 0;
 
@@ -1800,7 +1841,7 @@ static uint64_t drop(struct node *n, enum drop what)
 	return got;
 }
 
-static uint64_t drop_at(struct cgsim *sim, const char *path, enum drop what)
+static uint64_t drop_at(struct cgsim *sim, const char *path, enum drop_kind what)
 {
 	struct node *n = mem_node(sim, path);
 	uint64_t got = n ? drop(n, what) : 0;
@@ -1969,4 +2010,17 @@ void cgsim_calls_clear(struct cgsim *sim)
 	free(sim->calls);
 	sim->calls = NULL;
 	sim->ncalls = 0;
+}
+
+int cgsim_on_write(struct cgsim *sim, const char *pattern, cgsim_write_fn fn, void *ud)
+{
+	char *pat = pattern ? strdup(pattern) : NULL;
+
+	if (pattern && !pat)
+		return -ENOMEM;
+	free(sim->hook_pat);
+	sim->hook_pat = pat;
+	sim->hook = fn;
+	sim->hook_ud = ud;
+	return 0;
 }

@@ -151,6 +151,10 @@ ssize_t cgsim_peek(struct cgsim *sim, const char *path, char *buf, size_t len);
 pid_t cgsim_spawn(struct cgsim *sim, const char *path); /* pid or -errno */
 int cgsim_exit(struct cgsim *sim, pid_t pid);           /* -ESRCH when unknown */
 int cgsim_move(struct cgsim *sim, pid_t pid, const char *path); /* in every hierarchy */
+/* Make a process the test did not spawn known to the sim (e.g. a child the
+ * code under test forks itself), in path. The sim never kills or reaps it;
+ * cgsim_exit forgets it. -EEXIST when known. */
+int cgsim_adopt(struct cgsim *sim, pid_t pid, const char *path);
 /* processes in the cgroup itself (memory hierarchy); -ENOENT when absent */
 int cgsim_nprocs(struct cgsim *sim, const char *path, unsigned *n);
 
@@ -202,5 +206,11 @@ unsigned cgsim_calls(const struct cgsim *sim, enum cgsim_op op, const char *patt
 /* the value of the last write to a matching path (NULL: none), and its result */
 const char *cgsim_last_write(const struct cgsim *sim, const char *pattern, int *result);
 void cgsim_calls_clear(struct cgsim *sim);
+
+/* fn runs after every successful ops->write to a matching path, with the
+ * value written (e.g. charge the pages a probe writer would make once its pid
+ * lands in cgroup.procs). One hook; fn NULL removes it. */
+typedef void (*cgsim_write_fn)(struct cgsim *sim, const char *path, const char *value, void *ud);
+int cgsim_on_write(struct cgsim *sim, const char *pattern, cgsim_write_fn fn, void *ud);
 
 #endif

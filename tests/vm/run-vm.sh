@@ -32,7 +32,7 @@
 #
 # The payloads run under the host's dash (as /usr/local/bin/sh; busybox sh
 # with CGPOOL_VM_SHELL=busybox), with busybox's applets as the other tools
-# and the host programs named in CGPOOL_VM_HOST_TOOLS (default: setpriv, as
+# and the host programs named in CGPOOL_VM_HOST_TOOLS (default: setpriv and fincore, as
 # the tests need util-linux's) in /usr/local/bin, with their libraries.
 #
 # Knobs: CGPOOL_VM_MEM (MiB, 512), CGPOOL_VM_DISK_MB (256),
@@ -153,12 +153,12 @@ for a in $(/bin/busybox --list); do
 done
 mknod -m 600 dev/console c 5 1 2> /dev/null
 # Host programs the tests need beyond busybox (util-linux's setpriv, which
-# knows --reuid), in /usr/local/bin ahead of busybox in the guest's PATH;
+# knows --reuid, and fincore), in /usr/local/bin ahead of busybox in the guest's PATH;
 # their libraries follow below. Debian's busybox-static sh runs its own
 # applets before anything in PATH, so the payloads run under the host's
 # dash, installed as /usr/local/bin/sh (CGPOOL_VM_SHELL=busybox: busybox sh).
 mkdir -p usr/local/bin
-for t in ${CGPOOL_VM_HOST_TOOLS-setpriv}; do
+for t in ${CGPOOL_VM_HOST_TOOLS-setpriv fincore}; do
 	p=$(command -v "$t") && cp -L "$p" usr/local/bin/ || say "host tool $t not found, not in the guest"
 done
 GUEST_SH='sh'

@@ -1,0 +1,62 @@
+#!/bin/sh
+# bench/retire.sh [N] [MODE] - retire N slots at once, each holding 1 MiB of
+# page cache, and report how long the daemon's event loop stalled at worst
+# (cgpool_loop_stall_max_seconds), the slowest single kernel write, the
+# outcomes and the wall time. MODE: auto (default), drain or reparent.
+#   sh bench/retire.sh 200 drain
+N=${1:-200}
+MODE=${2:-auto}
+top_srcdir=$(cd "$(dirname "$0")/.." && pwd)
+CGPOOLD=${CGPOOLD:-$top_srcdir/src/cgpoold}
+CGPOOLCTL=${CGPOOLCTL:-$top_srcdir/src/cgpoolctl}
+# in a build tree src/cgpoolctl is libtool's wrapper script, whose start-up
+# would be measured too: use the real binary beside it
+if [ -x "$(dirname "$CGPOOLCTL")/.libs/cgpoolctl" ]; then
+	LD_LIBRARY_PATH="$(dirname "$CGPOOLCTL")/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+	CGPOOLCTL="$(dirname "$CGPOOLCTL")/.libs/cgpoolctl"
+	export LD_LIBRARY_PATH
+fi
+export top_srcdir CGPOOLD CGPOOLCTL
+. "$top_srcdir/tests/integ/lib.sh"
+
+write_config "[pool]
+warm = 0
+max_slots = $((N + 10))
+[retire]
+rate = 10000
+verify_timeout = 10s"
+start_daemon
+verdict=$(probe_verdict)
+
+i=0
+while [ $i -lt "$N" ]; do
+	"$CGPOOLCTL" exec "k$i" -- dd if=/dev/zero of="$T_DIR/f$i" bs=64k count=16 2>/dev/null
+	i=$((i + 1))
+done
+sync
+"$CGPOOLCTL" metrics | sed -n 's/^cgpool_loop_stall_max_seconds //p' > "$T_DIR/stall0"
+
+# all requested back to back (each request returns at once), then wait
+t0=$(date +%s%N)
+i=0
+while [ $i -lt "$N" ]; do
+	"$CGPOOLCTL" retire "k$i" --mode "$MODE" > /dev/null || echo "retire k$i failed"
+	i=$((i + 1))
+done
+in_flight() { "$CGPOOLCTL" metrics | sed -n 's/^cgpool_retirements_in_flight //p'; }
+while [ "$(in_flight)" != 0 ]; do sleep 0.05; done
+t1=$(date +%s%N)
+"$CGPOOLCTL" metrics > "$T_DIR/metrics"
+grep '^cgpool_retirements_total' "$T_DIR/metrics" | sed 's/cgpool_retirements_total{outcome="\(.*\)"} /  \1: /' > "$T_DIR/outcomes"
+cat <<EOR
+machine: $(nproc) cores, $(free -g | awk '/^Mem:/ { print $2 }') GiB, kernel $(uname -r), memory on cgroup $T_MEMORY, lru_reparenting $verdict
+retired: $N slots of 1 MiB page cache each, mode $MODE, all requested at once
+wall time: $(( (t1 - t0) / 1000000 )) ms
+loop stall max while binding the $N keys: $(cat "$T_DIR/stall0") s
+loop stall max after retiring them:      $(sed -n 's/^cgpool_loop_stall_max_seconds //p' "$T_DIR/metrics") s
+slowest single kernel write (reclaim/rmdir): $(sed -n 's/^cgpool_kernel_write_max_seconds //p' "$T_DIR/metrics") s
+outcomes:
+$(cat "$T_DIR/outcomes")
+EOR
+rm -f "$T_DIR"/f*
+T_FAILS=0

@@ -1,0 +1,842 @@
+/* unit tests: the slot pool (pool.c, slot.c, state.c) on the simulated
+ * cgroupfs of cgsim.c, with a real libev loop. Every test runs on the v2 and
+ * the hybrid (v1 memory + cgroup2 tracking) layouts; the kernel-facing side
+ * is checked through what the sim holds and what it was asked to do. */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cgsim.h"
+#include "log.h"
+#include "pool.h"
+#include "util.h"
+
+#define KiB 1024ULL
+#define MiB (1024ULL * 1024)
+#define NO_SUCH_PID ((pid_t)0x7ffffff0) /* above any pid_max */
+
+struct param {
+	enum cgsim_layout layout;
+	bool watch; /* inotify on cgroup.events; else the pool polls */
+};
+
+struct env {
+	struct param prm;
+	struct cgsim *sim;
+	struct cg *cg;
+	struct conf *conf;
+	struct pool *pool;
+	struct ev_loop *loop;
+	char state_dir[64];
+	char err[512];
+	char root[PATH_MAX];     /* the pool root, cgroup path */
+	char mem_root[PATH_MAX]; /* its directory in the memory hierarchy */
+};
+
+static int setup(void **state)
+{
+	const struct param *prm = *state;
+	struct env *e = calloc(1, sizeof(*e));
+	struct cgsim_opts o;
+
+	if (!e)
+		return -1;
+	e->prm = *prm;
+	o = cgsim_opts_default(prm->layout);
+	o.watch = prm->watch;
+	e->sim = cgsim_new(&o);
+	e->conf = conf_new_defaults();
+	e->loop = ev_loop_new(EVFLAG_AUTO);
+	strcpy(e->state_dir, "/tmp/cgpool-test-pool-XXXXXX");
+	if (!e->sim || !e->conf || !e->loop || !mkdtemp(e->state_dir))
+		return -1;
+	free(e->conf->daemon.state_dir);
+	e->conf->daemon.state_dir = strdup(e->state_dir);
+	e->conf->pool.warm = 2;
+	e->conf->pool.idle_timeout_ms = 60 * 1000;
+	*state = e;
+	return 0;
+}
+
+static void env_stop(struct env *e)
+{
+	pool_free(e->pool);
+	e->pool = NULL;
+	cg_close(e->cg);
+	e->cg = NULL;
+}
+
+static int teardown(void **state)
+{
+	struct env *e = *state;
+	char p[PATH_MAX];
+
+	env_stop(e);
+	if (e->loop)
+		ev_loop_destroy(e->loop);
+	cgsim_free(e->sim);
+	conf_free(e->conf);
+	snprintf(p, sizeof(p), "%s/state.json", e->state_dir);
+	unlink(p);
+	rmdir(e->state_dir);
+	free(e);
+	return 0;
+}
+
+/* the daemon's start: cgroup layer, then the pool, on the sim as it is now */
+static void env_start(struct env *e)
+{
+	int r = cg_open_fs(cgsim_ops(e->sim), e->sim, cgsim_mountinfo(e->sim), cgsim_proc_self_cgroup(e->sim),
+			   "auto", CG_CTRL_MEMORY | CG_CTRL_PIDS, &e->cg, e->err, sizeof(e->err));
+
+	if (r < 0)
+		fail_msg("cg_open_fs: %s: %s", strerror(-r), e->err);
+	assert_int_equal(cg_watch_fd(e->cg) >= 0, e->prm.watch);
+	snprintf(e->root, sizeof(e->root), "%s", cg_get_info(e->cg)->root);
+	snprintf(e->mem_root, sizeof(e->mem_root), "%s", cg_get_info(e->cg)->memory_root);
+	assert_int_equal(pool_new(e->loop, e->cg, e->conf, &e->pool), 0);
+}
+
+static void stop_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	ev_break(loop, EVBREAK_ONE);
+}
+
+/* run the loop for sec seconds */
+static void pump(struct env *e, double sec)
+{
+	ev_timer t;
+
+	ev_now_update(e->loop);
+	ev_timer_init(&t, stop_cb, sec, 0.);
+	ev_timer_start(e->loop, &t);
+	ev_run(e->loop, 0);
+	ev_timer_stop(e->loop, &t);
+}
+
+/* run the loop until key's slot is in state st, at most timeout seconds;
+ * the slot, or NULL when it did not get there */
+static struct slot *pump_until(struct env *e, const char *key, enum slot_state st, double timeout)
+{
+	int64_t end = now_mono_us() + (int64_t)(timeout * 1e6);
+	struct slot *s;
+
+	for (;;) {
+		s = pool_find(e->pool, key);
+		if (s && s->state == st)
+			return s;
+		if (now_mono_us() > end)
+			return NULL;
+		pump(e, 0.01);
+	}
+}
+
+/* run the loop until no slot has key (recycled); false at the timeout */
+static bool pump_until_gone(struct env *e, const char *key, double timeout)
+{
+	int64_t end = now_mono_us() + (int64_t)(timeout * 1e6);
+
+	while (pool_find(e->pool, key)) {
+		if (now_mono_us() > end)
+			return false;
+		pump(e, 0.01);
+	}
+	return true;
+}
+
+static pid_t spawn(struct env *e, const char *where)
+{
+	pid_t pid = cgsim_spawn(e->sim, where);
+
+	assert_true(pid > 0);
+	return pid;
+}
+
+static struct slot *attach1(struct env *e, const char *key, pid_t pid)
+{
+	struct slot *s = NULL;
+	pid_t bad = 0;
+	int r = pool_attach(e->pool, key, NULL, &pid, 1, &s, &bad);
+
+	if (r < 0)
+		fail_msg("attach %s pid %d: %s (bad pid %d)", key, (int)pid, strerror(-r), (int)bad);
+	assert_non_null(s);
+	return s;
+}
+
+/* the slot's cgroup path, "<root>/<name>" */
+static const char *cgpath(struct env *e, const char *name)
+{
+	static char buf[PATH_MAX + 64];
+
+	snprintf(buf, sizeof(buf), "%s/%s", e->root, name);
+	return buf;
+}
+
+/* a file of the slot in the memory hierarchy, as the sim holds it, one line */
+static const char *slot_file(struct env *e, const char *name, const char *file)
+{
+	static char buf[4096];
+	char p[PATH_MAX * 2];
+
+	snprintf(p, sizeof(p), "%s/%s/%s", e->mem_root, name, file);
+	if (cgsim_peek(e->sim, p, buf, sizeof(buf)) < 0)
+		return NULL;
+	buf[strcspn(buf, "\n")] = '\0';
+	return buf;
+}
+
+static const char *slot_file_in(struct env *e, const char *mount, const char *name, const char *file)
+{
+	static char buf[4096];
+	char p[PATH_MAX * 2];
+
+	snprintf(p, sizeof(p), "%s%s/%s/%s", mount, e->root, name, file);
+	if (cgsim_peek(e->sim, p, buf, sizeof(buf)) < 0)
+		return NULL;
+	buf[strcspn(buf, "\n")] = '\0';
+	return buf;
+}
+
+static bool hybrid(const struct env *e)
+{
+	return e->prm.layout == CGSIM_HYBRID;
+}
+
+/* memory.max as the kernel shows it, in the memory hierarchy's own terms */
+static const char *mem_max(struct env *e, const char *name)
+{
+	return slot_file(e, name, hybrid(e) ? "memory.limit_in_bytes" : "memory.max");
+}
+
+static const char *mem_unlimited(const struct env *e)
+{
+	return hybrid(e) ? "9223372036854771712" : "max";
+}
+
+static const char *pids_max(struct env *e, const char *name)
+{
+	return hybrid(e) ? slot_file_in(e, "/sys/fs/cgroup/pids", name, "pids.max") : slot_file(e, name, "pids.max");
+}
+
+static unsigned count(struct env *e, enum slot_state st)
+{
+	unsigned n[SLOT_NSTATES];
+
+	pool_counts(e->pool, n);
+	return n[st];
+}
+
+/* ---- capturing the log */
+
+struct capture {
+	int saved;
+	char path[64];
+	char text[8192];
+};
+
+static void capture_begin(struct capture *c)
+{
+	int fd;
+
+	strcpy(c->path, "/tmp/cgpool-test-log-XXXXXX");
+	fflush(stderr);
+	fd = mkstemp(c->path);
+	assert_true(fd >= 0);
+	c->saved = dup(2);
+	dup2(fd, 2);
+	close(fd);
+}
+
+static void capture_end(struct capture *c)
+{
+	fflush(stderr);
+	dup2(c->saved, 2);
+	close(c->saved);
+	assert_true(file_read(c->path, c->text, sizeof(c->text)) >= 0);
+	unlink(c->path);
+}
+
+/* ---- tests */
+
+static void test_warm_at_start(void **state)
+{
+	struct env *e = *state;
+	char p[PATH_MAX * 2];
+	uint64_t ino;
+
+	env_start(e);
+	assert_int_equal(count(e, SLOT_WARM), 2);
+	assert_int_equal(count(e, SLOT_RUNNING) + count(e, SLOT_IDLE), 0);
+	for (int i = 0; i < 2; i++) {
+		const char *name = i ? "slot-1" : "slot-0";
+		assert_true(cgsim_exists(e->sim, cgpath(e, name)));
+		/* the slot's id is its memory cgroup's inode */
+		snprintf(p, sizeof(p), "%s/%s", cg_get_info(e->cg)->memory_root, name);
+		assert_int_equal(cgsim_ops(e->sim)->inode(e->sim, p, &ino), 0);
+	}
+	if (hybrid(e)) /* tracked in the cgroup2 hierarchy too */
+		assert_string_equal(slot_file_in(e, "/sys/fs/cgroup/unified", "slot-0", "cgroup.events"),
+				    "populated 0");
+	/* the daemon's own leaf and the probe are not slots */
+	assert_int_equal(cgsim_calls(e->sim, CGSIM_OP_MKDIR, "/slot-2"), 0);
+}
+
+static void test_bind_and_restart(void **state)
+{
+	struct env *e = *state;
+	struct slot *s, *s2;
+	uint64_t id;
+	unsigned n;
+	pid_t pid;
+
+	env_start(e);
+	pid = spawn(e, "/");
+	s = attach1(e, "web", pid);
+	assert_string_equal(s->name, "slot-0");
+	assert_string_equal(s->key, "web");
+	assert_int_equal(s->state, SLOT_RUNNING);
+	assert_int_equal(s->runs, 1);
+	id = s->cgroup_id;
+	assert_int_equal(cgsim_nprocs(e->sim, cgpath(e, "slot-0"), &n), 0);
+	assert_int_equal(n, 1);
+	if (hybrid(e)) /* moved in every hierarchy */
+		assert_int_equal(atoi(slot_file_in(e, "/sys/fs/cgroup/pids", "slot-0", "cgroup.procs")), pid);
+	assert_int_equal(count(e, SLOT_WARM), 2); /* refilled */
+
+	/* the run ends */
+	assert_int_equal(cgsim_exit(e->sim, pid), 0);
+	s = pump_until(e, "web", SLOT_IDLE, 3.0);
+	assert_non_null(s);
+	assert_int_equal(s->state, SLOT_IDLE);
+	assert_int_equal(s->runs, 1);
+	assert_true(slot_last_run(s)->ended_us >= slot_last_run(s)->started_us);
+	assert_true(slot_last_run(s)->ended_us > 0);
+
+	/* restart: the same slot, the same cgroup, run 2 */
+	s2 = attach1(e, "web", spawn(e, "/"));
+	assert_ptr_equal(s2, s);
+	assert_string_equal(s2->name, "slot-0");
+	assert_int_equal(s2->cgroup_id, id);
+	assert_int_equal(s2->runs, 2);
+	assert_int_equal(s2->state, SLOT_RUNNING);
+	assert_int_equal(cgsim_calls(e->sim, CGSIM_OP_MKDIR, "/slot-3"), 0);
+}
+
+static void test_back_to_back(void **state)
+{
+	struct env *e = *state;
+	struct slot *s;
+	pid_t p1, p2;
+
+	env_start(e);
+	p1 = spawn(e, "/");
+	s = attach1(e, "job", p1);
+	/* the process exits and the next run comes before any event is read */
+	assert_int_equal(cgsim_exit(e->sim, p1), 0);
+	p2 = spawn(e, "/");
+	assert_ptr_equal(attach1(e, "job", p2), s);
+	assert_int_equal(s->runs, 2);
+	assert_int_equal(s->nrecent, 2);
+	assert_true(s->recent[0].ended_us > 0); /* the first run was closed */
+	assert_int_equal(slot_last_run(s)->ended_us, 0);
+	/* the late events change nothing */
+	pump(e, 0.1);
+	assert_int_equal(s->state, SLOT_RUNNING);
+	assert_int_equal(s->runs, 2);
+	/* and the second run ends once */
+	assert_int_equal(cgsim_exit(e->sim, p2), 0);
+	assert_non_null(pump_until(e, "job", SLOT_IDLE, 3.0));
+	assert_int_equal(s->state, SLOT_IDLE);
+	assert_int_equal(s->runs, 2);
+	assert_int_equal(s->nrecent, 2);
+	attach1(e, "job", spawn(e, "/"));
+	assert_int_equal(s->runs, 3);
+}
+
+static int collect_key(struct slot *s, void *ud)
+{
+	char *keys = ud;
+
+	if (s->key[0]) {
+		strcat(keys, s->key);
+		strcat(keys, " ");
+	}
+	return 0;
+}
+
+static void test_max_slots(void **state)
+{
+	struct env *e = *state;
+	char keys[256] = "";
+	struct slot *s = NULL;
+	pid_t pid, bad = 0;
+
+	e->conf->pool.max_slots = 3;
+	e->conf->pool.warm = 1;
+	env_start(e);
+	attach1(e, "a", spawn(e, "/"));
+	attach1(e, "b", spawn(e, "/"));
+	attach1(e, "c", spawn(e, "/"));
+	assert_int_equal(count(e, SLOT_WARM), 0); /* no room for a warm one */
+	pid = spawn(e, "/");
+	assert_int_equal(pool_attach(e->pool, "d", NULL, &pid, 1, &s, &bad), -ENOSPC);
+	assert_null(s);
+	assert_null(pool_find(e->pool, "d"));
+	pool_foreach(e->pool, collect_key, keys);
+	assert_string_equal(keys, "a b c ");
+	assert_false(cgsim_exists(e->sim, cgpath(e, "slot-3")));
+	assert_int_equal(cgsim_calls(e->sim, CGSIM_OP_MKDIR, "/slot-3"), 0);
+	/* the process stayed where it was */
+	assert_int_equal(cgsim_calls(e->sim, CGSIM_OP_WRITE, "*/slot-*/cgroup.procs"), 3 * (hybrid(e) ? 3 : 1));
+}
+
+static struct conf_class *add_class(struct env *e, const char *name, const char *match)
+{
+	struct conf_class *c;
+
+	e->conf->classes = realloc(e->conf->classes, (e->conf->nclasses + 1) * sizeof(*c));
+	assert_non_null(e->conf->classes);
+	c = &e->conf->classes[e->conf->nclasses++];
+	memset(c, 0, sizeof(*c));
+	c->name = strdup(name);
+	c->match = strdup(match);
+	return c;
+}
+
+static void add_res(struct conf_class *c, const char *name, const char *value)
+{
+	struct conf_res *r = &c->res[c->nres++];
+
+	snprintf(r->name, sizeof(r->name), "%s", name);
+	snprintf(r->value, sizeof(r->value), "%s", value);
+}
+
+static void test_bad_pid(void **state)
+{
+	struct env *e = *state;
+	struct slot *s = NULL;
+	pid_t pids[2], bad = 0;
+
+	env_start(e);
+	cgsim_calls_clear(e->sim);
+	/* no such process at all */
+	pids[0] = NO_SUCH_PID;
+	assert_int_equal(pool_attach(e->pool, "web", NULL, pids, 1, &s, &bad), -ESRCH);
+	assert_int_equal(bad, NO_SUCH_PID);
+	assert_null(s);
+	assert_null(pool_find(e->pool, "web"));
+	assert_int_equal(count(e, SLOT_WARM), 2);
+	assert_int_equal(cgsim_calls(e->sim, CGSIM_OP_WRITE, NULL), 0);
+
+	/* the kernel says ESRCH (the process went away after the check) */
+	pids[0] = getppid();
+	bad = 0;
+	assert_int_equal(pool_attach(e->pool, "web", NULL, pids, 1, &s, &bad), -ESRCH);
+	assert_int_equal(bad, getppid());
+	assert_null(s);
+	assert_null(pool_find(e->pool, "web"));
+	assert_int_equal(count(e, SLOT_WARM), 2);
+	assert_int_equal(cgsim_calls(e->sim, CGSIM_OP_WRITE, "*/slot-*/cgroup.procs"), 1);
+
+	/* the second of two goes: the first is in, so the slot runs it */
+	pids[0] = spawn(e, "/");
+	pids[1] = getppid();
+	bad = 0;
+	assert_int_equal(pool_attach(e->pool, "web", NULL, pids, 2, &s, &bad), -ESRCH);
+	assert_int_equal(bad, getppid());
+	s = pool_find(e->pool, "web");
+	assert_non_null(s);
+	assert_int_equal(s->state, SLOT_RUNNING);
+	assert_int_equal(s->runs, 1);
+	/* the next new key does not inherit that process */
+	assert_ptr_not_equal(attach1(e, "db", spawn(e, "/")), s);
+}
+
+/* a bind that fails after the class's limits were written leaves none behind */
+static void test_bad_pid_class(void **state)
+{
+	struct env *e = *state;
+	struct conf_class *c = add_class(e, "batch", "slurm.*");
+	struct slot *s = NULL;
+	pid_t pid = getppid(), bad = 0;
+
+	add_res(c, "memory.max", "268435456");
+	env_start(e);
+	assert_int_equal(pool_attach(e->pool, "slurm.1", NULL, &pid, 1, &s, &bad), -ESRCH);
+	assert_int_equal(bad, pid);
+	assert_string_equal(mem_max(e, "slot-0"), mem_unlimited(e));
+	s = attach1(e, "web", spawn(e, "/"));
+	assert_string_equal(s->name, "slot-0");
+	assert_string_equal(mem_max(e, "slot-0"), mem_unlimited(e));
+}
+
+static void test_class(void **state)
+{
+	struct env *e = *state;
+	struct conf_class *c = add_class(e, "batch", "slurm.*");
+	struct slot *s;
+
+	add_res(c, "memory.max", "268435456");
+	add_res(c, "pids.max", "64");
+	env_start(e);
+	s = attach1(e, "slurm.4711", spawn(e, "/"));
+	assert_string_equal(s->class_name, "batch");
+	assert_string_equal(mem_max(e, s->name), "268435456");
+	assert_string_equal(pids_max(e, s->name), "64");
+	/* written before the process arrived */
+	assert_int_equal(cgsim_calls(e->sim, CGSIM_OP_ANY, NULL) > 0, 1);
+	s = attach1(e, "web", spawn(e, "/"));
+	assert_string_equal(s->class_name, "");
+	assert_string_equal(mem_max(e, s->name), mem_unlimited(e));
+	assert_string_equal(pids_max(e, s->name), "max");
+}
+
+/* a slot that ran key with charges is recycled after idle_timeout */
+static struct slot *run_and_idle(struct env *e, const char *key, uint64_t file, uint64_t anon)
+{
+	pid_t pid = spawn(e, "/");
+	struct slot *s = attach1(e, key, pid);
+
+	assert_int_equal(cgsim_charge(e->sim, cgpath(e, s->name), file, anon), 0);
+	assert_int_equal(cgsim_exit(e->sim, pid), 0);
+	assert_non_null(pump_until(e, key, SLOT_IDLE, 3.0));
+	return s;
+}
+
+static void test_idle_recycle(void **state)
+{
+	struct env *e = *state;
+	struct conf_class *c = add_class(e, "batch", "slurm.*");
+	struct cgsim_mem m;
+	struct slot *s, *s2;
+	uint64_t id;
+	int res = 0;
+
+	add_res(c, "memory.max", "268435456");
+	add_res(c, "pids.max", "64");
+	e->conf->pool.idle_timeout_ms = 50;
+	env_start(e);
+	s = run_and_idle(e, "slurm.1", 4 * MiB, 256 * KiB);
+	id = s->cgroup_id;
+	assert_string_equal(mem_max(e, s->name), "268435456");
+	cgsim_calls_clear(e->sim);
+	assert_true(pump_until_gone(e, "slurm.1", 2.0)); /* the key is forgotten */
+	assert_int_equal(s->state, SLOT_WARM);
+	assert_string_equal(s->key, "");
+	assert_string_equal(s->class_name, "");
+	assert_int_equal(s->runs, 0);
+	/* the memory was reclaimed: page cache gone, anon cannot go without swap */
+	assert_int_equal(cgsim_memory(e->sim, cgpath(e, s->name), &m), 0);
+	assert_int_equal(m.file, 0);
+	assert_int_equal(m.anon, 256 * KiB);
+	if (hybrid(e)) {
+		assert_string_equal(cgsim_last_write(e->sim, "/slot-0/memory.force_empty", &res), "0");
+		assert_int_equal(res, 0);
+	} else {
+		assert_string_equal(cgsim_last_write(e->sim, "/slot-0/memory.reclaim", &res), "4456448");
+		assert_int_equal(res, -EAGAIN); /* less than asked: the anon part */
+	}
+	/* limits back to the defaults */
+	assert_string_equal(mem_max(e, s->name), mem_unlimited(e));
+	assert_string_equal(pids_max(e, s->name), "max");
+	if (!hybrid(e)) {
+		assert_string_equal(slot_file(e, s->name, "memory.high"), "max");
+		assert_string_equal(slot_file(e, s->name, "memory.low"), "0");
+		assert_string_equal(slot_file(e, s->name, "memory.swap.max"), "max");
+	}
+	assert_int_equal(count(e, SLOT_WARM), 3); /* it joins the two made when it was taken */
+	assert_int_equal(cgsim_calls(e->sim, CGSIM_OP_MKDIR, NULL), 0);
+
+	/* the next new key gets it: same cgroup, runs from 1 */
+	s2 = attach1(e, "web", spawn(e, "/"));
+	assert_ptr_equal(s2, s);
+	assert_int_equal(s2->cgroup_id, id);
+	assert_int_equal(s2->runs, 1);
+	assert_int_equal(s2->nrecent, 1);
+	assert_string_equal(mem_max(e, s->name), mem_unlimited(e));
+}
+
+/* memory.peak per run: reset at run start (v2: on the slot's own fd) */
+static void test_peak_per_run(void **state)
+{
+	struct env *e = *state;
+	struct slot *s;
+	pid_t pid;
+
+	env_start(e);
+	assert_true(cg_get_info(e->cg)->features.memory_peak_reset);
+	s = run_and_idle(e, "job", 0, 8 * MiB);
+	assert_int_equal(slot_last_run(s)->memory_peak, 8 * MiB);
+	assert_int_equal(cgsim_uncharge(e->sim, cgpath(e, s->name), 0, 8 * MiB), 0);
+	pid = spawn(e, "/");
+	attach1(e, "job", pid);
+	assert_int_equal(cgsim_charge(e->sim, cgpath(e, s->name), 0, 1 * MiB), 0);
+	assert_int_equal(cgsim_exit(e->sim, pid), 0);
+	assert_non_null(pump_until(e, "job", SLOT_IDLE, 3.0));
+	assert_int_equal(s->runs, 2);
+	assert_int_equal(slot_last_run(s)->memory_peak, 1 * MiB);
+	/* the kernel's own watermark on v2 stays (others may read it) */
+	if (!hybrid(e))
+		assert_int_equal(atoll(slot_file(e, s->name, "memory.peak")), 8 * MiB);
+}
+
+static void test_daemon_restart(void **state)
+{
+	struct env *e = *state;
+	struct slot *web, *db;
+	char webslot[32], dbslot[32];
+	uint64_t webid, dbid;
+	pid_t p1, p3;
+
+	env_start(e);
+	p1 = spawn(e, "/");
+	web = attach1(e, "web", p1);
+	db = run_and_idle(e, "db", 0, 0);
+	snprintf(webslot, sizeof(webslot), "%s", web->name);
+	snprintf(dbslot, sizeof(dbslot), "%s", db->name);
+	webid = web->cgroup_id;
+	dbid = db->cgroup_id;
+	env_stop(e);
+
+	/* while the daemon is down: web's run ends, a run of db starts */
+	assert_int_equal(cgsim_exit(e->sim, p1), 0);
+	p3 = spawn(e, cgpath(e, dbslot));
+	(void)p3;
+	cgsim_calls_clear(e->sim);
+	env_start(e);
+	web = pool_find(e->pool, "web");
+	db = pool_find(e->pool, "db");
+	assert_non_null(web);
+	assert_non_null(db);
+	assert_string_equal(web->name, webslot);
+	assert_string_equal(db->name, dbslot);
+	assert_int_equal(web->cgroup_id, webid);
+	assert_int_equal(db->cgroup_id, dbid);
+	assert_int_equal(web->state, SLOT_IDLE);
+	assert_int_equal(web->runs, 1);
+	assert_true(slot_last_run(web)->ended_us > 0);
+	assert_int_equal(db->state, SLOT_RUNNING);
+	assert_int_equal(db->runs, 2);
+	assert_int_equal(slot_last_run(db)->ended_us, 0);
+	assert_int_equal(count(e, SLOT_WARM), 2);
+	assert_int_equal(cgsim_calls(e->sim, CGSIM_OP_MKDIR, "/slot-*"), 0); /* adopted, not made */
+	/* and the pool goes on from there */
+	attach1(e, "web", spawn(e, "/"));
+	assert_int_equal(web->runs, 2);
+}
+
+static void test_corrupt_state(void **state)
+{
+	struct env *e = *state;
+	struct capture cap;
+	char p[PATH_MAX];
+	size_t before;
+
+	env_start(e);
+	attach1(e, "web", spawn(e, "/"));
+	run_and_idle(e, "db", 0, 0);
+	before = (size_t)count(e, SLOT_WARM) + count(e, SLOT_RUNNING) + count(e, SLOT_IDLE);
+	env_stop(e);
+	snprintf(p, sizeof(p), "%s/state.json", e->state_dir);
+	assert_int_equal(file_write_atomic(p, "{\"version\": 1, \"slots\": [", 25, 0644), 0);
+
+	capture_begin(&cap);
+	env_start(e);
+	capture_end(&cap);
+	assert_non_null(strstr(cap.text, "state.json unusable"));
+	assert_non_null(strstr(cap.text, "warm but holds processes")); /* web's */
+	assert_null(pool_find(e->pool, "web"));
+	assert_null(pool_find(e->pool, "db"));
+	assert_int_equal(count(e, SLOT_WARM), before);
+	assert_int_equal(cgsim_calls(e->sim, CGSIM_OP_RMDIR, "/slot-*"), 0);
+}
+
+/* without cgroup.events watching the pool polls */
+static void test_polling(void **state)
+{
+	struct env *e = *state;
+	struct slot *s;
+	pid_t pid;
+
+	env_start(e);
+	pid = spawn(e, "/");
+	s = attach1(e, "web", pid);
+	assert_int_equal(cgsim_exit(e->sim, pid), 0);
+	pump(e, 0.2);
+	assert_int_equal(s->state, SLOT_RUNNING); /* not seen yet */
+	assert_non_null(pump_until(e, "web", SLOT_IDLE, 3.0));
+	assert_int_equal(s->state, SLOT_IDLE);
+	assert_int_equal(s->runs, 1);
+}
+
+/* ---- faults */
+
+static void test_fault_mkdir(void **state)
+{
+	struct env *e = *state;
+	struct slot *s = NULL;
+	pid_t pid, bad = 0;
+
+	e->conf->pool.warm = 0;
+	env_start(e);
+	assert_int_equal(e->pool != NULL, 1);
+	/* hybrid: the pids hierarchy fails after the memory one made its part */
+	cgsim_fail(e->sim, CGSIM_OP_MKDIR, hybrid(e) ? "/sys/fs/cgroup/pids/*/slot-0" : "/slot-0", -ENOSPC, 1);
+	cgsim_calls_clear(e->sim);
+	pid = spawn(e, "/");
+	assert_int_equal(pool_attach(e->pool, "web", NULL, &pid, 1, &s, &bad), -ENOSPC);
+	assert_null(s);
+	assert_null(pool_find(e->pool, "web"));
+	assert_int_equal(count(e, SLOT_WARM), 0);
+	assert_false(cgsim_exists(e->sim, cgpath(e, "slot-0"))); /* undone */
+	if (hybrid(e))
+		assert_int_equal(cgsim_calls(e->sim, CGSIM_OP_RMDIR, "/sys/fs/cgroup/memory/*/slot-0"), 1);
+	/* the fault passed: the same name is made */
+	s = attach1(e, "web", pid);
+	assert_string_equal(s->name, "slot-0");
+	assert_int_equal(s->runs, 1);
+
+	/* a warm slot that cannot be made is not the request's failure */
+	e->conf->pool.warm = 1;
+	cgsim_fail(e->sim, CGSIM_OP_MKDIR, "/slot-2", -ENOSPC, CGSIM_FOREVER);
+	s = attach1(e, "db", spawn(e, "/"));
+	assert_string_equal(s->name, "slot-1");
+	assert_int_equal(count(e, SLOT_WARM), 0);
+}
+
+static void test_fault_reclaim(void **state)
+{
+	struct env *e = *state;
+	struct cgsim_mem m;
+	struct slot *s;
+	int res = 0;
+
+	e->conf->pool.idle_timeout_ms = 50;
+	env_start(e);
+	if (hybrid(e))
+		cgsim_fail(e->sim, CGSIM_OP_WRITE, "/memory.force_empty", -EBUSY, CGSIM_FOREVER);
+	else
+		cgsim_fail(e->sim, CGSIM_OP_WRITE, "/memory.reclaim", -EAGAIN, CGSIM_FOREVER);
+	s = run_and_idle(e, "web", 2 * MiB, 0);
+	assert_int_equal(cg_slot_set(e->cg, s->name, "memory.max", "1048576"), 0);
+	assert_true(pump_until_gone(e, "web", 2.0));
+	/* recycled all the same */
+	assert_int_equal(s->state, SLOT_WARM);
+	assert_string_equal(s->key, "");
+	assert_string_equal(mem_max(e, s->name), mem_unlimited(e));
+	assert_non_null(cgsim_last_write(e->sim, hybrid(e) ? "/memory.force_empty" : "/memory.reclaim", &res));
+	assert_int_equal(res, hybrid(e) ? -EBUSY : -EAGAIN);
+	assert_int_equal(cgsim_memory(e->sim, cgpath(e, s->name), &m), 0);
+	assert_int_equal(m.file, 2 * MiB); /* nothing was reclaimed */
+	assert_ptr_equal(attach1(e, "next", spawn(e, "/")), s);
+}
+
+static void test_fault_events_read(void **state)
+{
+	struct env *e = *state;
+	struct slot *s;
+	pid_t pid;
+
+	env_start(e);
+	pid = spawn(e, "/");
+	s = attach1(e, "web", pid);
+	/* the read after the run's end fails once: the end is not lost */
+	cgsim_fail(e->sim, CGSIM_OP_READ, "*/slot-0/cgroup.events", -EIO, 1);
+	assert_int_equal(cgsim_exit(e->sim, pid), 0);
+	assert_non_null(pump_until(e, "web", SLOT_IDLE, 3.0));
+	assert_int_equal(s->state, SLOT_IDLE);
+	assert_int_equal(s->runs, 1);
+	assert_int_equal(cgsim_calls(e->sim, CGSIM_OP_READ, "*/slot-0/cgroup.events") >= 2, 1);
+}
+
+/* the population unreadable at start-up: the saved state stands, and no
+ * slot is scrubbed under processes nobody told the pool about */
+static void test_fault_events_at_start(void **state)
+{
+	struct env *e = *state;
+	struct slot *web, *db;
+	pid_t pweb, pdb;
+
+	env_start(e);
+	pweb = spawn(e, "/");
+	web = attach1(e, "web", pweb);
+	db = run_and_idle(e, "db", 0, 0);
+	assert_string_equal(web->name, "slot-0");
+	assert_string_equal(db->name, "slot-1");
+	env_stop(e);
+
+	/* down: web keeps running; a run of db starts; db's idle time runs out */
+	pdb = spawn(e, cgpath(e, "slot-1"));
+	e->conf->pool.idle_timeout_ms = 50;
+	cgsim_fail(e->sim, CGSIM_OP_READ, "*/slot-0/cgroup.events", -EIO, 2);
+	cgsim_fail(e->sim, CGSIM_OP_READ, "*/slot-1/cgroup.events", -EIO, 2);
+	cgsim_calls_clear(e->sim);
+	env_start(e);
+	web = pool_find(e->pool, "web");
+	db = pool_find(e->pool, "db");
+	assert_non_null(web);
+	assert_non_null(db);
+	assert_int_equal(web->state, SLOT_RUNNING);
+	assert_int_equal(web->runs, 1);
+	assert_int_equal(slot_last_run(web)->ended_us, 0);
+	assert_int_equal(db->state, SLOT_IDLE); /* what the file says, for now */
+	/* the reads come back: db's run is found, nothing was scrubbed */
+	assert_non_null(pump_until(e, "db", SLOT_RUNNING, 3.0));
+	assert_int_equal(db->runs, 2);
+	assert_int_equal(web->state, SLOT_RUNNING);
+	assert_null(cgsim_last_write(e->sim, "/memory.reclaim", NULL));
+	assert_null(cgsim_last_write(e->sim, "/memory.force_empty", NULL));
+	/* and the runs end as usual */
+	assert_int_equal(cgsim_exit(e->sim, pweb), 0);
+	assert_int_equal(cgsim_exit(e->sim, pdb), 0);
+	assert_true(pump_until_gone(e, "web", 3.0));
+	assert_true(pump_until_gone(e, "db", 3.0));
+}
+
+static const struct param p_v2 = { CGSIM_V2, true };
+static const struct param p_hybrid = { CGSIM_HYBRID, true };
+static const struct param p_v2_poll = { CGSIM_V2, false };
+static const struct param p_v1_poll = { CGSIM_V1, false };
+
+#define BOTH(fn)                                                                                                    \
+	{ #fn " v2", fn, setup, teardown, (void *)&p_v2 }, { #fn " hybrid", fn, setup, teardown, (void *)&p_hybrid }
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		BOTH(test_warm_at_start),
+		BOTH(test_bind_and_restart),
+		BOTH(test_back_to_back),
+		BOTH(test_max_slots),
+		BOTH(test_bad_pid),
+		BOTH(test_bad_pid_class),
+		BOTH(test_class),
+		BOTH(test_idle_recycle),
+		BOTH(test_peak_per_run),
+		BOTH(test_daemon_restart),
+		BOTH(test_corrupt_state),
+		{ "test_polling v2", test_polling, setup, teardown, (void *)&p_v2_poll },
+		{ "test_polling v1", test_polling, setup, teardown, (void *)&p_v1_poll },
+		{ "test_bind_and_restart v1", test_bind_and_restart, setup, teardown, (void *)&p_v1_poll },
+		BOTH(test_fault_mkdir),
+		BOTH(test_fault_reclaim),
+		BOTH(test_fault_events_read),
+		BOTH(test_fault_events_at_start),
+	};
+
+	log_set_level(LOG_WARNING);
+	return cmocka_run_group_tests_name("pool on the simulated cgroupfs", tests, NULL, NULL);
+}
