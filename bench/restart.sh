@@ -4,18 +4,7 @@
 # cgpoolctl exec, in one run on this machine. Run from a built checkout as root.
 #   sh bench/restart.sh 1000
 N=${1:-200}
-top_srcdir=$(cd "$(dirname "$0")/.." && pwd)
-CGPOOLD=${CGPOOLD:-$top_srcdir/src/cgpoold}
-CGPOOLCTL=${CGPOOLCTL:-$top_srcdir/src/cgpoolctl}
-# in a build tree src/cgpoolctl is libtool's wrapper script, whose start-up
-# would be measured too: use the real binary beside it
-if [ -x "$(dirname "$CGPOOLCTL")/.libs/cgpoolctl" ]; then
-	LD_LIBRARY_PATH="$(dirname "$CGPOOLCTL")/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-	CGPOOLCTL="$(dirname "$CGPOOLCTL")/.libs/cgpoolctl"
-	export LD_LIBRARY_PATH
-fi
-export top_srcdir CGPOOLD CGPOOLCTL
-. "$top_srcdir/tests/integ/lib.sh"
+. "$(dirname "$0")/common.sh"
 
 dd if=/dev/zero of="$T_DIR/temp" bs=4096 count=1 2>/dev/null
 ns() { date +%s%N; }

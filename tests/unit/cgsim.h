@@ -36,10 +36,13 @@
  * bad value; memory sizes round down to 4 KiB; v1 "-1" reads back as
  * 9223372036854771712). Outside the mounts, ops->read serves /proc/cgroups,
  * /proc/self/cgroup, /proc/<pid>/cgroup and /proc/self/mountinfo.
- * Kernel rules enforced: writing a pid nobody spawned -> -ESRCH; v2 "no
+ * Kernel rules enforced: writing a pid nobody spawned -> -ESRCH (unless
+ * opts.adopt_real); v2 "no
  * internal processes" (-EBUSY); controllers must be available (-ENOENT);
  * read-only/write-only files -> -EACCES; mkdir -> -EEXIST, -ENOENT, and
- * -ENOSPC past opts.max_memcgs memory cgroups (live + dying).
+ * -ENOSPC past opts.max_memcgs memory cgroups (live + dying). Not modelled:
+ * PSI (memory.pressure, /proc/pressure: absent, so cg_pressure_path says
+ * -EOPNOTSUPP), limits (charges never fail), threads, swap.
  *
  * ---- Memory
  * Pages are charged explicitly (cgsim_charge*) to a memory cgroup, which is
@@ -55,6 +58,8 @@
  * descendant, dying ones too, in pre-order, up to the amount; it returns
  * -EAGAIN when it got less (what it got stays reclaimed). Anon is never
  * reclaimed (no swap). memory.force_empty (v1) reclaims what it can, 0.
+ * cgsim_oom_kill counts in memory.events (hierarchical) and .local (v2) and
+ * in memory.oom_control (v1).
  *
  * ---- rmdir and dying cgroups (what retirement tests build on)
  * rmdir: -ENOENT no such cgroup, -ENOTDIR a file, -EBUSY when the cgroup holds
@@ -64,7 +69,9 @@
  * cgroup turns dying. Then, by opts.kernel:
  *   CGSIM_REPARENT (7.1+): its charges (file, anon, dirty) move to the
  *       parent's local counters at rmdir (v1 parent's cache/rss grow; v2
- *       memory.stat shows no change) and it is freed after the lag.
+ *       memory.stat shows no change) and it is freed after the lag; but
+ *       when it held dirty pages, their writeback still pins it until
+ *       cgsim_writeback (why probe.c writes its pages back before rmdir).
  *   CGSIM_PIN (older): with charges it stays dying until they reach 0
  *       (memory.reclaim / memory.force_empty on an ancestor, cgsim_drop_cache,
  *       cgsim_drop_anon), then is freed after the lag; without charges it is
@@ -75,8 +82,20 @@
  * on v2, and in /proc/cgroups num_cgroups of its hierarchy (v1 and v2).
  * Lag: a group that may be freed stays counted as dying for opts.lag more
  * reads of a file that counts it (cgroup.stat of an ancestor, /proc/cgroups),
- * then goes; lag 0 frees at once. cgsim_settle() frees every such group now
- * (cg_open_fs leaves its removed probe cgroup behind like this).
+ * then goes; lag 0 frees at once. With opts.subsys_lag, nr_dying_subsys_*
+ * leaves a new dying group out for that many reads (nr_dying_descendants
+ * counts it at once). cgsim_settle() frees every such group now (cg_open_fs
+ * leaves its removed probe cgroup behind like this).
+ * The kernels of KERNELS.md: host 6.18 = CGSIM_HYBRID + CGSIM_PIN; Debian 6.1
+ * = CGSIM_V2 + CGSIM_PIN, dying_subsys_stat false; Debian 7.2 = CGSIM_V2 +
+ * CGSIM_REPARENT.
+ * A retirement test, say: cg_slot_create, cgsim_charge(sim, path, 4M, 0),
+ * cg_slot_remove, then poll cg_dying() (or cgroup.stat / /proc/cgroups)
+ * with the loop: on CGSIM_REPARENT it reads 1 then 0 and the parent holds the
+ * 4M; on CGSIM_PIN it stays 1 until a memory.reclaim of an ancestor (drain)
+ * or cgsim_drop_cache. cgsim_fail(sim, CGSIM_OP_RMDIR, "/slot-3", -EBUSY, 2)
+ * makes rmdir retries happen, cgsim_set_delay bounded-work checks, and
+ * cgsim_dying() tells the truth without consuming the lag.
  *
  * ---- Faults, delays, call records
  * A pattern names paths: NULL or "" any path; with a glob character (*?[) an
@@ -107,6 +126,9 @@ struct cgsim_opts {
 	enum cgsim_kernel kernel; /* what rmdir does with the pages (above) */
 	const char *self;         /* the test process's cgroup; "/user.slice/cgsim.scope" */
 	unsigned lag;             /* dying-count lag in reads (above); 1 */
+	unsigned subsys_lag;      /* reads after rmdir before nr_dying_subsys_memory counts the
+				   * group (before 2026 it was raised by the async offline
+				   * work, after nr_dying_descendants); 0 */
 	bool dying_subsys_stat;   /* nr_subsys_* in cgroup.stat (6.12+); true */
 	bool memory_reclaim;      /* memory.reclaim exists (5.19+); true */
 	bool peak_reset;          /* memory.peak resettable per fd (6.12+); true */
@@ -116,6 +138,10 @@ struct cgsim_opts {
 				   * false: NULL, so cg_watch_fd() is -1 and the pool polls */
 	unsigned max_memcgs;      /* memory cgroups (live + dying, root too) before
 				   * mkdir fails -ENOSPC; 65535 */
+	bool adopt_real;          /* writing the pid of a real process the sim does not know
+				   * to a cgroup.procs adopts it (code under test that forks
+				   * its own children, like probe.c's writer); it leaves the
+				   * sim once reaped. false: -ESRCH, as for any unknown pid */
 };
 
 /* the defaults above for a layout */

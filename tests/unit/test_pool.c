@@ -43,6 +43,7 @@ struct env {
 	char err[512];
 	char root[PATH_MAX];     /* the pool root, cgroup path */
 	char mem_root[PATH_MAX]; /* its directory in the memory hierarchy */
+	char seen[64];           /* what a cgsim_on_write hook saw */
 };
 
 static int setup(void **state)
@@ -231,6 +232,29 @@ static const char *pids_max(struct env *e, const char *name)
 	return hybrid(e) ? slot_file_in(e, "/sys/fs/cgroup/pids", name, "pids.max") : slot_file(e, name, "pids.max");
 }
 
+struct find {
+	const char *name;
+	struct slot *s;
+};
+
+static int find_one(struct slot *s, void *ud)
+{
+	struct find *f = ud;
+
+	if (strcmp(s->name, f->name) != 0)
+		return 0;
+	f->s = s;
+	return 1;
+}
+
+static struct slot *slot_named(struct env *e, const char *name)
+{
+	struct find f = { name, NULL };
+
+	pool_foreach(e->pool, find_one, &f);
+	return f.s;
+}
+
 static unsigned count(struct env *e, enum slot_state st)
 {
 	unsigned n[SLOT_NSTATES];
@@ -281,16 +305,21 @@ static void test_warm_at_start(void **state)
 	assert_int_equal(count(e, SLOT_WARM), 2);
 	assert_int_equal(count(e, SLOT_RUNNING) + count(e, SLOT_IDLE), 0);
 	for (int i = 0; i < 2; i++) {
-		const char *name = i ? "slot-1" : "slot-0";
-		assert_true(cgsim_exists(e->sim, cgpath(e, name)));
+		struct slot *s = slot_named(e, i ? "slot-1" : "slot-0");
+		assert_non_null(s);
+		assert_int_equal(s->state, SLOT_WARM);
+		assert_true(cgsim_exists(e->sim, cgpath(e, s->name)));
 		/* the slot's id is its memory cgroup's inode */
-		snprintf(p, sizeof(p), "%s/%s", cg_get_info(e->cg)->memory_root, name);
+		snprintf(p, sizeof(p), "%s/%s", e->mem_root, s->name);
 		assert_int_equal(cgsim_ops(e->sim)->inode(e->sim, p, &ino), 0);
+		assert_int_equal(s->cgroup_id, ino);
 	}
 	if (hybrid(e)) /* tracked in the cgroup2 hierarchy too */
 		assert_string_equal(slot_file_in(e, "/sys/fs/cgroup/unified", "slot-0", "cgroup.events"),
 				    "populated 0");
-	/* the daemon's own leaf and the probe are not slots */
+	/* the daemon's own leaf and the feature probe are not slots */
+	assert_null(slot_named(e, "cgpoold"));
+	assert_null(slot_named(e, "slot-2"));
 	assert_int_equal(cgsim_calls(e->sim, CGSIM_OP_MKDIR, "/slot-2"), 0);
 }
 
@@ -483,6 +512,15 @@ static void test_bad_pid_class(void **state)
 	assert_string_equal(mem_max(e, "slot-0"), mem_unlimited(e));
 }
 
+/* on the first write to a slot's cgroup.procs: its memory limit then */
+static void limit_at_attach(struct cgsim *sim, const char *path, const char *value, void *ud)
+{
+	struct env *e = ud;
+
+	if (!e->seen[0])
+		snprintf(e->seen, sizeof(e->seen), "%s", mem_max(e, "slot-0"));
+}
+
 static void test_class(void **state)
 {
 	struct env *e = *state;
@@ -492,12 +530,15 @@ static void test_class(void **state)
 	add_res(c, "memory.max", "268435456");
 	add_res(c, "pids.max", "64");
 	env_start(e);
+	e->seen[0] = '\0';
+	cgsim_on_write(e->sim, "/slot-0/cgroup.procs", limit_at_attach, e);
 	s = attach1(e, "slurm.4711", spawn(e, "/"));
+	cgsim_on_write(e->sim, NULL, NULL, NULL);
+	assert_string_equal(s->name, "slot-0");
 	assert_string_equal(s->class_name, "batch");
 	assert_string_equal(mem_max(e, s->name), "268435456");
 	assert_string_equal(pids_max(e, s->name), "64");
-	/* written before the process arrived */
-	assert_int_equal(cgsim_calls(e->sim, CGSIM_OP_ANY, NULL) > 0, 1);
+	assert_string_equal(e->seen, "268435456"); /* in place before the process arrived */
 	s = attach1(e, "web", spawn(e, "/"));
 	assert_string_equal(s->class_name, "");
 	assert_string_equal(mem_max(e, s->name), mem_unlimited(e));
@@ -569,8 +610,9 @@ static void test_idle_recycle(void **state)
 	assert_string_equal(mem_max(e, s->name), mem_unlimited(e));
 }
 
-/* memory.peak per run: reset at run start (v2: on the slot's own fd) */
-static void test_peak_per_run(void **state)
+/* per run: memory.peak reset at its start (v2: on the slot's own fd), and
+ * the OOM kills during it */
+static void test_run_records(void **state)
 {
 	struct env *e = *state;
 	struct slot *s;
@@ -581,13 +623,18 @@ static void test_peak_per_run(void **state)
 	s = run_and_idle(e, "job", 0, 8 * MiB);
 	assert_int_equal(slot_last_run(s)->memory_peak, 8 * MiB);
 	assert_int_equal(cgsim_uncharge(e->sim, cgpath(e, s->name), 0, 8 * MiB), 0);
+	assert_int_equal(slot_last_run(s)->oom_kills, 0);
+	assert_int_equal(cgsim_oom_kill(e->sim, cgpath(e, s->name)), 0); /* between runs */
 	pid = spawn(e, "/");
 	attach1(e, "job", pid);
 	assert_int_equal(cgsim_charge(e->sim, cgpath(e, s->name), 0, 1 * MiB), 0);
+	assert_int_equal(cgsim_oom_kill(e->sim, cgpath(e, s->name)), 0);
+	assert_int_equal(cgsim_oom_kill(e->sim, cgpath(e, s->name)), 0);
 	assert_int_equal(cgsim_exit(e->sim, pid), 0);
 	assert_non_null(pump_until(e, "job", SLOT_IDLE, 3.0));
 	assert_int_equal(s->runs, 2);
 	assert_int_equal(slot_last_run(s)->memory_peak, 1 * MiB);
+	assert_int_equal(slot_last_run(s)->oom_kills, 2);
 	/* the kernel's own watermark on v2 stays (others may read it) */
 	if (!hybrid(e))
 		assert_int_equal(atoll(slot_file(e, s->name, "memory.peak")), 8 * MiB);
@@ -599,7 +646,7 @@ static void test_daemon_restart(void **state)
 	struct slot *web, *db;
 	char webslot[32], dbslot[32];
 	uint64_t webid, dbid;
-	pid_t p1, p3;
+	pid_t p1;
 
 	env_start(e);
 	p1 = spawn(e, "/");
@@ -613,8 +660,7 @@ static void test_daemon_restart(void **state)
 
 	/* while the daemon is down: web's run ends, a run of db starts */
 	assert_int_equal(cgsim_exit(e->sim, p1), 0);
-	p3 = spawn(e, cgpath(e, dbslot));
-	(void)p3;
+	spawn(e, cgpath(e, dbslot));
 	cgsim_calls_clear(e->sim);
 	env_start(e);
 	web = pool_find(e->pool, "web");
@@ -692,7 +738,6 @@ static void test_fault_mkdir(void **state)
 
 	e->conf->pool.warm = 0;
 	env_start(e);
-	assert_int_equal(e->pool != NULL, 1);
 	/* hybrid: the pids hierarchy fails after the memory one made its part */
 	cgsim_fail(e->sim, CGSIM_OP_MKDIR, hybrid(e) ? "/sys/fs/cgroup/pids/*/slot-0" : "/slot-0", -ENOSPC, 1);
 	cgsim_calls_clear(e->sim);
@@ -825,7 +870,7 @@ int main(void)
 		BOTH(test_bad_pid_class),
 		BOTH(test_class),
 		BOTH(test_idle_recycle),
-		BOTH(test_peak_per_run),
+		BOTH(test_run_records),
 		BOTH(test_daemon_restart),
 		BOTH(test_corrupt_state),
 		{ "test_polling v2", test_polling, setup, teardown, (void *)&p_v2_poll },
