@@ -151,9 +151,9 @@ int cg_dying(struct cg *cg, struct cg_dying *out);
 /* v1 only: the pool root's local (not hierarchical) LRU bytes, which grow by
  * what a removed child held when the kernel reparents. -EOPNOTSUPP on v2. */
 int cg_root_local_lru(struct cg *cg, uint64_t *bytes);
-/* The memory pressure file to put a PSI trigger on: the root's
- * memory.pressure on v2, /proc/pressure/memory otherwise. -EOPNOTSUPP
- * without PSI. */
+/* The memory pressure file to put a PSI trigger on: the pool root's
+ * memory.pressure on the cgroup2 hierarchy (v2, or the tracking hierarchy on
+ * hybrid hosts), else /proc/pressure/memory. -EOPNOTSUPP without PSI. */
 int cg_pressure_path(const struct cg *cg, char *buf, size_t len);
 
 #endif

@@ -99,18 +99,22 @@ int cg_dying(struct cg *cg, struct cg_dying *out)
 	return cg->info.memory_v2 ? dying_v2(cg, out) : dying_v1(cg, out);
 }
 
+/* PSI per cgroup lives on cgroup2 even without the memory controller there:
+ * the pool root's memory.pressure (v2, or the tracking hierarchy on hybrid
+ * hosts) covers the pool's own processes; /proc/pressure/memory the machine. */
 int cg_pressure_path(const struct cg *cg, char *buf, size_t len)
 {
 	char path[PATH_MAX];
+	int h = cg->info.memory_v2 ? cg->mem : cg->track;
 	int r;
 
-	if (cg->info.memory_v2) {
-		r = cg_hpath(cg, cg->mem, NULL, "memory.pressure", path);
+	if (h >= 0) {
+		r = cg_hpath(cg, h, NULL, "memory.pressure", path);
 		if (r < 0)
 			return r;
-	} else {
-		snprintf(path, sizeof(path), "%s", PROC_PRESSURE_MEMORY);
 	}
+	if (h < 0 || !cg_exists(cg, path))
+		snprintf(path, sizeof(path), "%s", PROC_PRESSURE_MEMORY);
 	if (!cg_exists(cg, path))
 		return -EOPNOTSUPP;
 	if (snprintf(buf, len, "%s", path) >= (int)len)

@@ -4,8 +4,9 @@
 
 #include <ev.h>
 
-/* stall of at least 150 ms of some task within any 1 s window */
-#define PRESSURE_TRIGGER "some 150000 1000000"
+/* stalls of some task adding up to 300 ms within a 2 s window (windows under
+ * 2 s are refused to callers without CAP_SYS_RESOURCE) */
+#define PRESSURE_TRIGGER "some 300000 2000000"
 
 struct pressure;
 typedef void (*pressure_fn)(void *ud);
