@@ -851,6 +851,55 @@ static void test_fault_events_at_start(void **state)
 	assert_true(pump_until_gone(e, "db", 3.0));
 }
 
+/* memory pressure and a lower max_slots retire idle slots first, least
+ * recently used first, then spare warm ones; running slots never */
+static void test_shrink(void **state)
+{
+	struct env *e = *state;
+	struct conf *c2;
+	pid_t busy;
+
+	e->conf->pool.warm = 1;
+	env_start(e);
+	run_and_idle(e, "a", 0, 0);
+	run_and_idle(e, "b", 0, 0);
+	run_and_idle(e, "c", 0, 0);
+	busy = spawn(e, "/");
+	attach1(e, "busy", busy);
+	/* a, b, c idle in that order; busy running; one warm */
+	assert_int_equal(pool_shrink(e->pool, 2), 2);
+	assert_null(pool_find(e->pool, "a"));
+	assert_null(pool_find(e->pool, "b"));
+	assert_non_null(pool_find(e->pool, "c"));
+	assert_int_equal(count(e, SLOT_WARM), 1);
+	/* more than there is: c, and no warm slot below the target */
+	assert_int_equal(pool_shrink(e->pool, 10), 1);
+	assert_null(pool_find(e->pool, "c"));
+	assert_non_null(pool_find(e->pool, "busy"));
+	assert_int_equal(count(e, SLOT_WARM), 1);
+	assert_int_equal(count(e, SLOT_RUNNING), 1);
+
+	/* a reload to max_slots 1: the warm slot goes, the running one stays */
+	c2 = conf_new_defaults();
+	assert_non_null(c2);
+	free(c2->daemon.state_dir);
+	c2->daemon.state_dir = strdup(e->state_dir);
+	c2->pool.warm = 1;
+	c2->pool.max_slots = 1;
+	pool_set_conf(e->pool, c2);
+	assert_int_equal(count(e, SLOT_WARM), 0);
+	assert_int_equal(count(e, SLOT_RUNNING), 1);
+	pool_set_conf(e->pool, e->conf);
+	conf_free(c2);
+	cgsim_exit(e->sim, busy);
+
+	/* mode keep never removes */
+	e->conf->retire.mode = RETIRE_KEEP;
+	run_and_idle(e, "d", 0, 0);
+	assert_int_equal(pool_shrink(e->pool, 5), 0);
+	assert_non_null(pool_find(e->pool, "d"));
+}
+
 static const struct param p_v2 = { CGSIM_V2, true };
 static const struct param p_hybrid = { CGSIM_HYBRID, true };
 static const struct param p_v2_poll = { CGSIM_V2, false };
@@ -880,6 +929,7 @@ int main(void)
 		BOTH(test_fault_reclaim),
 		BOTH(test_fault_events_read),
 		BOTH(test_fault_events_at_start),
+		BOTH(test_shrink),
 	};
 
 	log_set_level(LOG_WARNING);
