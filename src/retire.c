@@ -55,6 +55,7 @@ struct retire {
 	bool settled_valid;
 	ev_timer verify_timer;
 	double backoff;
+	bool verifying; /* verify_cb is attributing a reading: kick waits for it */
 	enum lru_reparenting lru;
 	char lru_why[160];
 	struct probe *probe;
@@ -216,9 +217,12 @@ static void verify_cb(struct ev_loop *loop, ev_timer *w, int revents)
 	dying = d.count > r->base ? (unsigned)(d.count - r->base) : 0;
 	if (dying > n)
 		dying = n; /* somebody else's cgroups died too */
+	/* job_finish calls back, and a callback may start a retirement: its
+	 * rmdir comes after this reading, so it must not be counted in it */
+	r->verifying = true;
 	while ((j = reparented_v1(r)) != NULL) {
 		j->res.attributed = true;
-		job_finish(j, OUTCOME_REPARENTED);
+		job_finish(j, freed_outcome(j));
 		n--;
 		dying = dying > n ? n : dying;
 	}
@@ -230,18 +234,21 @@ static void verify_cb(struct ev_loop *loop, ev_timer *w, int revents)
 	}
 	while ((j = first_expired(r, now)) != NULL) {
 		j->res.attributed = true; /* every one of ours left is still dying */
-		r->base++;                /* it stays in the count */
+		if (!j->is_probe)
+			r->base++; /* it stays in the count (the probe's memcg goes once its file is closed) */
 		job_finish(j, OUTCOME_PINNED);
 		n--;
 	}
+	r->verifying = false;
 	if (n == 0) {
 		r->settled = d.count;
 		r->settled_valid = true;
-		return;
+	} else {
+		r->backoff = r->backoff * 1.5 > VERIFY_MAX_S ? VERIFY_MAX_S : r->backoff * 1.5;
+		ev_timer_set(&r->verify_timer, r->backoff, 0.);
+		ev_timer_start(loop, &r->verify_timer);
 	}
-	r->backoff = r->backoff * 1.5 > VERIFY_MAX_S ? VERIFY_MAX_S : r->backoff * 1.5;
-	ev_timer_set(&r->verify_timer, r->backoff, 0.);
-	ev_timer_start(loop, &r->verify_timer);
+	kick(r); /* what job_finish could not start */
 }
 
 static void verify_add(struct job *job)
@@ -285,7 +292,8 @@ static void do_rmdir(struct job *job)
 	job->has_local = cg_root_local_lru(r->cg, &job->parent_local) == 0;
 	t0 = now_mono_us();
 	e = timed(r, cg_slot_remove(r->cg, job->res.name), t0);
-	if (e == -EBUSY && ++job->tries < RMDIR_RETRIES) {
+	if (e == -EBUSY && job->tries < RMDIR_RETRIES) {
+		job->tries++; /* retries so far */
 		job_later(job, RMDIR_RETRY_S);
 		return;
 	}
@@ -381,6 +389,8 @@ static void kick(struct retire *r)
 {
 	double wait;
 
+	if (r->verifying)
+		return; /* verify_cb kicks when it is done */
 	for (struct job *j = r->jobs; j; j = j->next) {
 		enum retire_mode mode = j->requested;
 		if (j->phase != PH_QUEUED)

@@ -1,0 +1,889 @@
+/* unit tests: the retirement engine (retire.c, probe.c, cg_dying.c) driven
+ * directly on the simulated cgroupfs of cgsim.c, with libev's default loop
+ * (probe.c reaps its writer with ev_child). Each verdict is checked against
+ * what the sim's kernel did with the removed group: CGSIM_REPARENT moves its
+ * pages to the parent and frees it, CGSIM_PIN keeps it dying while it holds
+ * pages. The v2 layout is judged by the root's cgroup.stat; the hybrid one
+ * (v1 memory) by /proc/cgroups and the root's local memory.stat. */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cgsim.h"
+#include "log.h"
+#include "retire.h"
+#include "util.h"
+
+#define MiB (1024ULL * 1024)
+#define VERIFY_MS 250      /* conf retire.verify_timeout for these tests */
+#define SLICE 0.01         /* the loop runs this long between the tests' looks */
+#define PROBE "cgpool-lru-probe"
+
+struct param {
+	enum cgsim_layout layout;
+	enum cgsim_kernel kernel;
+	unsigned lag, subsys_lag; /* cgsim_opts, when lag is not 0 */
+	bool no_subsys_stat;      /* no nr_dying_subsys_* (before 6.12) */
+};
+
+struct env {
+	const struct param *prm;
+	struct cgsim *sim;
+	struct cg *cg;
+	struct conf *conf;
+	struct retire *r;
+	struct ev_loop *loop;
+	char root[PATH_MAX]; /* the pool root, cgroup path */
+	char err[512];
+	unsigned checks;     /* loop iterations (ev_check) */
+	ev_check check;
+};
+
+/* one retirement's done callback; next: a retirement to start from it */
+struct done {
+	unsigned calls;
+	struct retire_result res;
+	int64_t at_us;
+	struct env *e;
+	const char *next;
+	struct done *next_done;
+	int next_r;
+};
+
+static void done_cb(const struct retire_result *res, void *ud)
+{
+	struct done *d = ud;
+
+	d->calls++;
+	d->res = *res;
+	d->at_us = now_mono_us();
+	if (d->next) /* as a caller may do: the next retirement, from this verdict */
+		d->next_r = retire_start(d->e->r, d->next, "", RETIRE_REPARENT, done_cb, d->next_done);
+}
+
+/* ---- the environment: sim, cgroup layer, conf, retire on the default loop */
+
+static int setup(void **state)
+{
+	struct env *e = calloc(1, sizeof(*e));
+
+	if (!e)
+		return -1;
+	e->prm = *state;
+	*state = e;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct env *e = *state;
+
+	retire_free(e->r);
+	if (e->loop)
+		ev_check_stop(e->loop, &e->check);
+	cg_close(e->cg);
+	cgsim_free(e->sim);
+	conf_free(e->conf);
+	free(e);
+	return 0;
+}
+
+static void check_cb(struct ev_loop *loop, ev_check *w, int revents)
+{
+	((struct env *)w->data)->checks++;
+}
+
+/* settle: free the group cg_open_fs's feature probe leaves dying */
+static void env_open(struct env *e, const struct cgsim_opts *o, bool settle)
+{
+	int r;
+
+	e->sim = cgsim_new(o);
+	assert_non_null(e->sim);
+	r = cg_open_fs(cgsim_ops(e->sim), e->sim, cgsim_mountinfo(e->sim), cgsim_proc_self_cgroup(e->sim), "auto",
+		       CG_CTRL_MEMORY | CG_CTRL_PIDS, &e->cg, e->err, sizeof(e->err));
+	if (r < 0)
+		fail_msg("cg_open_fs: %s: %s", strerror(-r), e->err);
+	snprintf(e->root, sizeof(e->root), "%s", cg_get_info(e->cg)->root);
+	if (settle)
+		cgsim_settle(e->sim);
+	e->conf = conf_new_defaults();
+	assert_non_null(e->conf);
+	e->conf->retire.verify_timeout_ms = VERIFY_MS;
+	e->loop = ev_default_loop(0);
+	assert_non_null(e->loop);
+	ev_check_init(&e->check, check_cb);
+	e->check.data = e;
+	ev_check_start(e->loop, &e->check);
+	assert_int_equal(retire_new(e->loop, e->cg, (const struct conf *const *)&e->conf, &e->r), 0);
+	cgsim_calls_clear(e->sim);
+}
+
+static void env_open_prm(struct env *e)
+{
+	struct cgsim_opts o = cgsim_opts_default(e->prm->layout);
+
+	o.kernel = e->prm->kernel;
+	if (e->prm->lag) {
+		o.lag = e->prm->lag;
+		o.subsys_lag = e->prm->subsys_lag;
+	}
+	o.dying_subsys_stat = !e->prm->no_subsys_stat;
+	o.adopt_real = true; /* probe.c's writer */
+	env_open(e, &o, true);
+}
+
+static bool v1(const struct env *e)
+{
+	return e->prm->layout != CGSIM_V2;
+}
+
+static void stop_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	ev_break(loop, EVBREAK_ONE);
+}
+
+static void pump(struct env *e, double sec)
+{
+	ev_timer t;
+
+	ev_now_update(e->loop);
+	ev_timer_init(&t, stop_cb, sec, 0.);
+	ev_timer_start(e->loop, &t);
+	ev_run(e->loop, 0);
+	ev_timer_stop(e->loop, &t);
+}
+
+static bool all_done(const struct done *d, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!d[i].calls)
+			return false;
+	return true;
+}
+
+/* run the loop until every d[] got its verdict; false at the timeout */
+static bool wait_done(struct env *e, const struct done *d, size_t n, double timeout)
+{
+	int64_t end = now_mono_us() + (int64_t)(timeout * 1e6);
+
+	while (!all_done(d, n)) {
+		if (now_mono_us() > end)
+			return false;
+		pump(e, SLICE);
+	}
+	return true;
+}
+
+static const char *cgpath(struct env *e, const char *name)
+{
+	static char buf[PATH_MAX + 64];
+
+	snprintf(buf, sizeof(buf), "%s/%s", e->root, name);
+	return buf;
+}
+
+static void make_slot(struct env *e, const char *name, uint64_t file, uint64_t anon)
+{
+	assert_int_equal(cg_slot_create(e->cg, name), 0);
+	if (file || anon)
+		assert_int_equal(cgsim_charge(e->sim, cgpath(e, name), file, anon), 0);
+}
+
+static void start(struct env *e, const char *name, enum retire_mode mode, struct done *d)
+{
+	d->e = e;
+	assert_int_equal(retire_start(e->r, name, "key", mode, done_cb, d), 0);
+}
+
+static struct retire_result retire1(struct env *e, const char *name, enum retire_mode mode)
+{
+	struct done d = { 0 };
+
+	start(e, name, mode, &d);
+	assert_true(wait_done(e, &d, 1, 10.0));
+	assert_int_equal(d.calls, 1);
+	return d.res;
+}
+
+/* reclaim writes to the slot: memory.reclaim (v2) or memory.force_empty (v1) */
+static unsigned reclaims(struct env *e, const char *name)
+{
+	char pat[128];
+
+	snprintf(pat, sizeof(pat), "/%s/%s", name, v1(e) ? "memory.force_empty" : "memory.reclaim");
+	return cgsim_calls(e->sim, CGSIM_OP_WRITE, pat);
+}
+
+static unsigned rmdirs(struct env *e, const char *name)
+{
+	char pat[128];
+
+	snprintf(pat, sizeof(pat), "/%s", name);
+	return cgsim_calls(e->sim, CGSIM_OP_RMDIR, pat);
+}
+
+struct expect {
+	enum retire_outcome outcome;
+	uint64_t lru, drained;
+	bool attributed;
+};
+
+static void expect_res(const char *what, const struct retire_result *res, const struct expect *x)
+{
+	if (res->outcome != x->outcome || res->lru_bytes != x->lru || res->drained_bytes != x->drained ||
+	    res->attributed != x->attributed)
+		fail_msg("%s: %s lru %llu drained %llu attributed %d, want %s lru %llu drained %llu attributed %d",
+			 what, retire_outcome_name(res->outcome), (unsigned long long)res->lru_bytes,
+			 (unsigned long long)res->drained_bytes, res->attributed, retire_outcome_name(x->outcome),
+			 (unsigned long long)x->lru, (unsigned long long)x->drained, x->attributed);
+	if (x->outcome == OUTCOME_PINNED && res->elapsed_ms < VERIFY_MS)
+		fail_msg("%s: pinned after %lld ms, before verify_timeout", what, (long long)res->elapsed_ms);
+}
+
+/* ---- 1. every mode x every outcome, one retirement at a time */
+
+enum content { EMPTY, CACHE, ANON, MIXED, N_CONTENT };
+static const char *const content_name[] = { "empty", "4M page cache", "4M anon", "4M cache + 4M anon" };
+
+static const struct mode_case {
+	enum retire_mode mode;
+	enum lru_reparenting lru; /* retire_set_lru_reparenting first */
+	enum retire_mode carried_out;
+	const char *label;
+} mode_cases[] = {
+	{ RETIRE_REPARENT, LRU_NO, RETIRE_REPARENT, "reparent (lru_reparenting no)" },
+	{ RETIRE_DRAIN, LRU_YES, RETIRE_DRAIN, "drain (lru_reparenting yes)" },
+	{ RETIRE_AUTO, LRU_YES, RETIRE_REPARENT, "auto, lru_reparenting yes" },
+	{ RETIRE_AUTO, LRU_NO, RETIRE_DRAIN, "auto, lru_reparenting no" },
+	{ RETIRE_AUTO, LRU_UNKNOWN, RETIRE_DRAIN, "auto, lru_reparenting unknown" },
+};
+
+/* What the engine must conclude, one retirement in flight (so attributed).
+ * A drain reclaims clean page cache (in one step: 4M < 64M) and nothing of
+ * anon (no swap): after 3 steps without progress it removes the slot as it
+ * is, and the kernel decides. reclaims: the reclaim writes. */
+static struct expect expected(enum cgsim_kernel k, enum retire_mode m, enum content c, unsigned *nreclaim)
+{
+	const uint64_t B = 4 * MiB;
+	enum retire_outcome kept = k == CGSIM_REPARENT ? OUTCOME_REPARENTED : OUTCOME_PINNED;
+
+	*nreclaim = 0;
+	if (c == EMPTY)
+		return (struct expect){ OUTCOME_RELEASED, 0, 0, true };
+	if (m == RETIRE_REPARENT)
+		return (struct expect){ kept, c == MIXED ? 2 * B : B, 0, true };
+	switch (c) {
+	case CACHE:
+		*nreclaim = 1;
+		return (struct expect){ OUTCOME_DRAINED, 0, B, true };
+	case ANON:
+		*nreclaim = 3;
+		return (struct expect){ kept, B, 0, true };
+	default: /* MIXED: the cache goes, then 3 steps free nothing */
+		*nreclaim = 4;
+		return (struct expect){ k == CGSIM_REPARENT ? OUTCOME_DRAINED : OUTCOME_PINNED, B, B, true };
+	}
+}
+
+static void test_modes_outcomes(void **state)
+{
+	struct env *e = *state;
+	uint64_t outcomes[OUTCOME_N] = { 0 }, pinned_bytes = 0;
+	struct retire_stats st;
+	struct done d = { 0 };
+	unsigned n = 0;
+
+	env_open_prm(e);
+	/* keep never removes: refused at once, nothing touched */
+	make_slot(e, "slot-keep", 4 * MiB, 0);
+	assert_int_equal(retire_start(e->r, "slot-keep", "k", RETIRE_KEEP, done_cb, &d), -EINVAL);
+	pump(e, 0.1);
+	assert_int_equal(d.calls, 0);
+	assert_int_equal(rmdirs(e, "slot-keep"), 0);
+	assert_true(cgsim_exists(e->sim, cgpath(e, "slot-keep")));
+
+	for (size_t m = 0; m < sizeof(mode_cases) / sizeof(mode_cases[0]); m++) {
+		const struct mode_case *mc = &mode_cases[m];
+		for (enum content c = EMPTY; c < N_CONTENT; c++) {
+			char name[32], what[160];
+			unsigned nrec;
+			struct expect x = expected(e->prm->kernel, mc->carried_out, c, &nrec);
+			struct retire_result res;
+
+			snprintf(name, sizeof(name), "slot-%u", n++);
+			snprintf(what, sizeof(what), "%s, %s, %s", name, mc->label, content_name[c]);
+			struct cgsim_mem before, after;
+
+			make_slot(e, name, c == CACHE || c == MIXED ? 4 * MiB : 0, c == ANON || c == MIXED ? 4 * MiB : 0);
+			retire_set_lru_reparenting(e->r, mc->lru, "set by the test");
+			assert_int_equal(cgsim_memory(e->sim, e->root, &before), 0);
+			res = retire1(e, name, mc->mode);
+			assert_int_equal(cgsim_memory(e->sim, e->root, &after), 0);
+			/* reparented: what it held at removal is the root's own now */
+			if (x.outcome == OUTCOME_REPARENTED || (x.outcome == OUTCOME_DRAINED && x.lru))
+				assert_int_equal(after.file + after.anon - before.file - before.anon, x.lru);
+			expect_res(what, &res, &x);
+			if (x.outcome != OUTCOME_PINNED && res.elapsed_ms >= VERIFY_MS)
+				fail_msg("%s: freed, but the verdict took %lld ms", what, (long long)res.elapsed_ms);
+			assert_string_equal(res.name, name);
+			assert_string_equal(res.key, "key");
+			assert_int_equal(res.mode, mc->carried_out);
+			assert_int_equal(res.error, 0);
+			if (reclaims(e, name) != nrec)
+				fail_msg("%s: %u reclaim writes, want %u", what, reclaims(e, name), nrec);
+			assert_true(rmdirs(e, name) > 0);
+			assert_false(cgsim_exists(e->sim, cgpath(e, name)));
+			/* the kernel's side: pinned ones are still dying, holding what they held */
+			if (x.outcome == OUTCOME_PINNED) {
+				uint64_t held;
+				assert_int_equal(cgsim_dying(e->sim, cgpath(e, name), NULL), 0);
+				assert_true(cgsim_dying(e->sim, e->root, &held) >= 1);
+				assert_true(held >= res.lru_bytes);
+				pinned_bytes += res.lru_bytes;
+			}
+			outcomes[res.outcome]++;
+		}
+	}
+	retire_get_stats(e->r, &st);
+	assert_memory_equal(st.outcomes, outcomes, sizeof(outcomes));
+	assert_int_equal(st.pinned_bytes, pinned_bytes);
+	assert_int_equal(st.in_flight, 0);
+	assert_true(cgsim_exists(e->sim, cgpath(e, "slot-keep")));
+	/* on a PIN kernel every slot that held anon or undrained cache is still dying */
+	assert_int_equal(cgsim_dying(e->sim, e->root, NULL), outcomes[OUTCOME_PINNED]);
+}
+
+/* ---- 2. faults */
+
+static void test_ebusy_then_ok(void **state)
+{
+	struct env *e = *state;
+	struct retire_result res;
+
+	env_open_prm(e);
+	make_slot(e, "slot-1", 4 * MiB, 0);
+	assert_int_equal(cgsim_fail(e->sim, CGSIM_OP_RMDIR, "/slot-1", -EBUSY, 3), 0);
+	res = retire1(e, "slot-1", RETIRE_REPARENT);
+	expect_res("slot-1 EBUSY x3", &res, &(struct expect){ OUTCOME_REPARENTED, 4 * MiB, 0, true });
+	assert_int_equal(rmdirs(e, "slot-1"), 4);
+	assert_true(res.total_ms >= 300); /* 3 retries 100 ms apart */
+	assert_false(cgsim_exists(e->sim, cgpath(e, "slot-1")));
+}
+
+struct capture {
+	int saved;
+	char path[64];
+	char text[8192];
+};
+
+static void capture_begin(struct capture *c)
+{
+	int fd;
+
+	strcpy(c->path, "/tmp/cgpool-test-log-XXXXXX");
+	fflush(stderr);
+	fd = mkstemp(c->path);
+	assert_true(fd >= 0);
+	c->saved = dup(2);
+	dup2(fd, 2);
+	close(fd);
+}
+
+static void capture_end(struct capture *c)
+{
+	fflush(stderr);
+	dup2(c->saved, 2);
+	close(c->saved);
+	assert_true(file_read(c->path, c->text, sizeof(c->text)) >= 0);
+	unlink(c->path);
+}
+
+/* rmdir busy for good: failed after 50 retries 100 ms apart; the slot stays */
+static void test_ebusy_forever(void **state)
+{
+	struct env *e = *state;
+	struct retire_result res;
+	struct retire_stats st;
+	struct capture cap;
+	struct cgsim_mem m;
+
+	env_open_prm(e);
+	make_slot(e, "slot-1", 4 * MiB, 0);
+	assert_int_equal(cgsim_fail(e->sim, CGSIM_OP_RMDIR, "/slot-1", -EBUSY, CGSIM_FOREVER), 0);
+	capture_begin(&cap);
+	res = retire1(e, "slot-1", RETIRE_REPARENT);
+	capture_end(&cap);
+	assert_int_equal(res.outcome, OUTCOME_FAILED);
+	assert_int_equal(res.error, -EBUSY);
+	assert_int_equal(res.lru_bytes, 4 * MiB);
+	assert_int_equal(res.elapsed_ms, 0); /* never removed */
+	assert_int_equal(rmdirs(e, "slot-1"), 51);
+	assert_true(res.total_ms >= 4900);
+	if (!strstr(cap.text, "retire slot-1 (key): rmdir: Device or resource busy (51 tries)"))
+		fail_msg("log: %s", cap.text);
+	assert_true(cgsim_exists(e->sim, cgpath(e, "slot-1")));
+	assert_int_equal(cgsim_memory(e->sim, cgpath(e, "slot-1"), &m), 0);
+	assert_int_equal(m.file, 4 * MiB);
+	retire_get_stats(e->r, &st);
+	assert_int_equal(st.outcomes[OUTCOME_FAILED], 1);
+	assert_int_equal(st.in_flight, 0);
+	/* the slot can be retired once the kernel lets go */
+	cgsim_fail_clear(e->sim);
+	res = retire1(e, "slot-1", RETIRE_DRAIN);
+	expect_res("slot-1 again", &res, &(struct expect){ OUTCOME_DRAINED, 0, 4 * MiB, true });
+}
+
+/* memory.reclaim fails: -EAGAIN every time (the drain gives up after 3) or
+ * -EIO (removed as it is at once); the kernel decides the rest */
+static void reclaim_fails(struct env *e, int err, unsigned writes)
+{
+	enum retire_outcome kept = e->prm->kernel == CGSIM_REPARENT ? OUTCOME_REPARENTED : OUTCOME_PINNED;
+	struct retire_result res;
+
+	env_open_prm(e);
+	make_slot(e, "slot-1", 4 * MiB, 0);
+	assert_int_equal(cgsim_fail(e->sim, CGSIM_OP_WRITE, "/memory.reclaim", err, CGSIM_FOREVER), 0);
+	res = retire1(e, "slot-1", RETIRE_DRAIN);
+	expect_res(strerror(-err), &res, &(struct expect){ kept, 4 * MiB, 0, true });
+	assert_int_equal(res.mode, RETIRE_DRAIN);
+	assert_int_equal(reclaims(e, "slot-1"), writes);
+	assert_false(cgsim_exists(e->sim, cgpath(e, "slot-1")));
+}
+
+static void test_reclaim_eagain(void **state)
+{
+	reclaim_fails(*state, -EAGAIN, 3);
+}
+
+static void test_reclaim_eio(void **state)
+{
+	reclaim_fails(*state, -EIO, 1);
+}
+
+/* the witness cannot be read: nothing is proven freed, so pinned at the
+ * timeout; once it reads again, retirements are judged as before */
+static void test_witness_unreadable(void **state)
+{
+	struct env *e = *state;
+	struct retire_result res;
+
+	env_open_prm(e);
+	make_slot(e, "slot-1", 0, 0);
+	make_slot(e, "slot-2", 0, 0);
+	assert_int_equal(cgsim_fail(e->sim, CGSIM_OP_READ, v1(e) ? "/proc/cgroups" : "/cgroup.stat", -EIO,
+				    CGSIM_FOREVER), 0);
+	res = retire1(e, "slot-1", RETIRE_REPARENT);
+	expect_res("unreadable", &res, &(struct expect){ OUTCOME_PINNED, 0, 0, true });
+	cgsim_settle(e->sim); /* nobody read the counter, so its lag is not over */
+	assert_int_equal(cgsim_dying(e->sim, NULL, NULL), 0); /* the truth: it was not pinned */
+	cgsim_fail_clear(e->sim);
+	res = retire1(e, "slot-2", RETIRE_REPARENT);
+	expect_res("readable again", &res, &(struct expect){ OUTCOME_RELEASED, 0, 0, true });
+}
+
+/* a reclaim write that takes 50 ms: the drain still goes step by step (64M
+ * each, one per loop iteration) and the slowest write is reported; so is a
+ * slow rmdir */
+struct steps {
+	struct env *e;
+	unsigned n, checks[8];
+};
+
+static void on_reclaim(struct cgsim *sim, const char *path, const char *value, void *ud)
+{
+	struct steps *s = ud;
+
+	if (s->n < 8)
+		s->checks[s->n] = s->e->checks;
+	s->n++;
+}
+
+static void test_slow_writes(void **state)
+{
+	struct env *e = *state;
+	struct retire_result res;
+	struct retire_stats st;
+	struct steps s = { .e = e };
+
+	env_open_prm(e);
+	make_slot(e, "slot-1", 200 * MiB, 0);
+	make_slot(e, "slot-2", 0, 0);
+	assert_int_equal(cgsim_set_delay(e->sim, "/memory.reclaim", 50000), 0);
+	assert_int_equal(cgsim_on_write(e->sim, "/slot-1/memory.reclaim", on_reclaim, &s), 0);
+	res = retire1(e, "slot-1", RETIRE_DRAIN);
+	expect_res("slow reclaim", &res, &(struct expect){ OUTCOME_DRAINED, 0, 200 * MiB, true });
+	assert_int_equal(s.n, 4); /* 64M + 64M + 64M + 8M */
+	for (unsigned i = 1; i < s.n; i++)
+		assert_true(s.checks[i] > s.checks[i - 1]);
+	retire_get_stats(e->r, &st);
+	assert_true(st.max_write_ms >= 50.0);
+	assert_true(st.max_write_ms < 1000.0);
+
+	assert_int_equal(cgsim_set_delay(e->sim, "/slot-2", 120000), 0);
+	res = retire1(e, "slot-2", RETIRE_REPARENT);
+	expect_res("slow rmdir", &res, &(struct expect){ OUTCOME_RELEASED, 0, 0, true });
+	retire_get_stats(e->r, &st);
+	assert_true(st.max_write_ms >= 120.0);
+	assert_true(st.max_write_ms < 1000.0);
+}
+
+/* drain_timeout: the drain stops between steps and the slot is removed with
+ * what is left (200M, 64M steps of 60 ms each, a 100 ms timeout) */
+static void test_drain_timeout(void **state)
+{
+	struct env *e = *state;
+	struct retire_result res;
+	struct capture cap;
+	char line[128];
+
+	env_open_prm(e);
+	e->conf->retire.drain_timeout_ms = 100;
+	make_slot(e, "slot-1", 200 * MiB, 0);
+	assert_int_equal(cgsim_set_delay(e->sim, "/memory.reclaim", 60000), 0);
+	capture_begin(&cap);
+	res = retire1(e, "slot-1", RETIRE_DRAIN);
+	capture_end(&cap);
+	assert_int_equal(res.outcome, OUTCOME_PINNED);
+	assert_int_equal(res.lru_bytes + res.drained_bytes, 200 * MiB);
+	assert_true(res.drained_bytes >= 64 * MiB && res.drained_bytes <= 128 * MiB);
+	assert_int_equal(res.drained_bytes % (64 * MiB), 0);
+	assert_int_equal(reclaims(e, "slot-1"), res.drained_bytes / (64 * MiB));
+	snprintf(line, sizeof(line), "drain_timeout with %llu LRU bytes left", (unsigned long long)res.lru_bytes);
+	if (!strstr(cap.text, line))
+		fail_msg("log: %s", cap.text);
+}
+
+/* at most two slots drain at once: the third's first reclaim comes after
+ * one of the first two was removed */
+struct order {
+	unsigned rmdirs_at_third;
+	bool seen;
+};
+
+static void on_third(struct cgsim *sim, const char *path, const char *value, void *ud)
+{
+	struct order *o = ud;
+
+	if (!o->seen)
+		o->rmdirs_at_third = cgsim_calls(sim, CGSIM_OP_RMDIR, "*/slot-[12]");
+	o->seen = true;
+}
+
+static void test_drain_parallel(void **state)
+{
+	struct env *e = *state;
+	struct done d[3] = { { 0 } };
+	struct order o = { 0 };
+
+	env_open_prm(e);
+	for (int i = 1; i <= 3; i++) {
+		char name[16];
+		snprintf(name, sizeof(name), "slot-%d", i);
+		make_slot(e, name, 4 * MiB, 0);
+	}
+	assert_int_equal(cgsim_set_delay(e->sim, "/memory.reclaim", 20000), 0);
+	assert_int_equal(cgsim_on_write(e->sim, "/slot-3/memory.reclaim", on_third, &o), 0);
+	start(e, "slot-1", RETIRE_DRAIN, &d[0]);
+	start(e, "slot-2", RETIRE_DRAIN, &d[1]);
+	start(e, "slot-3", RETIRE_DRAIN, &d[2]);
+	assert_true(wait_done(e, d, 3, 5.0));
+	assert_true(o.seen);
+	assert_true(o.rmdirs_at_third >= 1);
+	for (int i = 0; i < 3; i++) /* attributed or not, by how their verifications overlapped */
+		expect_res(d[i].res.name, &d[i].res, &(struct expect){ OUTCOME_DRAINED, 0, 4 * MiB, d[i].res.attributed });
+}
+
+/* ---- 3. several retirements in flight: attribution */
+
+/* removed together: an empty slot and two holding page cache */
+static void test_several(void **state)
+{
+	struct env *e = *state;
+	bool reparent = e->prm->kernel == CGSIM_REPARENT;
+	struct done d[3] = { { 0 } };
+
+	env_open_prm(e);
+	make_slot(e, "slot-a", 0, 0);
+	make_slot(e, "slot-b", 4 * MiB, 0);
+	make_slot(e, "slot-c", 8 * MiB, 0);
+	start(e, "slot-a", RETIRE_REPARENT, &d[0]);
+	start(e, "slot-b", RETIRE_REPARENT, &d[1]);
+	start(e, "slot-c", RETIRE_REPARENT, &d[2]);
+	assert_true(wait_done(e, d, 3, 5.0));
+	if (reparent) {
+		/* all freed: unambiguous (v1: the cache showed up in the root) */
+		expect_res("a", &d[0].res, &(struct expect){ OUTCOME_RELEASED, 0, 0, true });
+		expect_res("b", &d[1].res, &(struct expect){ OUTCOME_REPARENTED, 4 * MiB, 0, true });
+		expect_res("c", &d[2].res, &(struct expect){ OUTCOME_REPARENTED, 8 * MiB, 0, true });
+		assert_int_equal(cgsim_dying(e->sim, NULL, NULL), 0);
+	} else {
+		/* one of three freed: the ordering says which (the least LRU) */
+		expect_res("a", &d[0].res, &(struct expect){ OUTCOME_RELEASED, 0, 0, false });
+		expect_res("b", &d[1].res, &(struct expect){ OUTCOME_PINNED, 4 * MiB, 0, true });
+		expect_res("c", &d[2].res, &(struct expect){ OUTCOME_PINNED, 8 * MiB, 0, true });
+		assert_true(d[0].at_us < d[1].at_us && d[0].at_us < d[2].at_us);
+		assert_int_equal(cgsim_dying(e->sim, e->root, NULL), 2);
+	}
+}
+
+/* counters that lag rmdir by several reads, and the kernels without
+ * nr_dying_subsys_memory or where it rises late: no early verdict, the
+ * pinned ones stay pinned, and they stay in the baseline of the next */
+static void test_lag(void **state)
+{
+	struct env *e = *state;
+	struct done d[3] = { { 0 } };
+	struct retire_result res;
+
+	env_open_prm(e);
+	make_slot(e, "slot-a", 0, 0);
+	make_slot(e, "slot-b", 4 * MiB, 0);
+	make_slot(e, "slot-c", 0, 4 * MiB);
+	make_slot(e, "slot-d", 0, 0);
+	start(e, "slot-b", RETIRE_REPARENT, &d[1]);
+	start(e, "slot-a", RETIRE_REPARENT, &d[0]);
+	start(e, "slot-c", RETIRE_DRAIN, &d[2]);
+	assert_true(wait_done(e, d, 3, 5.0));
+	expect_res("a", &d[0].res, &(struct expect){ OUTCOME_RELEASED, 0, 0, false });
+	expect_res("b", &d[1].res, &(struct expect){ OUTCOME_PINNED, 4 * MiB, 0, true });
+	expect_res("c", &d[2].res, &(struct expect){ OUTCOME_PINNED, 4 * MiB, 0, true });
+	res = retire1(e, "slot-d", RETIRE_REPARENT);
+	expect_res("d", &res, &(struct expect){ OUTCOME_RELEASED, 0, 0, true });
+	assert_int_equal(cgsim_dying(e->sim, e->root, NULL), 2);
+}
+
+/* the feature probe's group cg_open_fs removed is still being freed when
+ * the first retirement takes its baseline: that must not hide a pinned slot */
+static void test_baseline_settles(void **state)
+{
+	struct env *e = *state;
+	struct cgsim_opts o = cgsim_opts_default(e->prm->layout);
+	struct retire_result res;
+
+	o.kernel = CGSIM_PIN;
+	env_open(e, &o, false);
+	assert_int_equal(cgsim_dying(e->sim, NULL, NULL), 1);
+	make_slot(e, "slot-1", 4 * MiB, 0);
+	res = retire1(e, "slot-1", RETIRE_REPARENT);
+	expect_res("slot-1", &res, &(struct expect){ OUTCOME_PINNED, 4 * MiB, 0, true });
+}
+
+/* A verdict's callback starts the next retirement while the others of that
+ * reading are still being attributed: the new one must not be taken for one
+ * the reading saw freed. slot-a (empty) and slot-b (8M clean cache) go
+ * together; a's callback retires slot-c, whose 4M of dirty pages keep it
+ * dying under writeback even on a reparenting kernel. */
+static void test_start_from_verdict(void **state)
+{
+	struct env *e = *state;
+	struct done d[3] = { { 0 } };
+
+	env_open_prm(e);
+	make_slot(e, "slot-a", 0, 0);
+	make_slot(e, "slot-b", 8 * MiB, 0);
+	make_slot(e, "slot-c", 0, 0);
+	assert_int_equal(cgsim_charge_dirty(e->sim, cgpath(e, "slot-c"), 4 * MiB), 0);
+	d[0].next = "slot-c";
+	d[0].next_done = &d[2];
+	d[2].e = e;
+	start(e, "slot-a", RETIRE_REPARENT, &d[0]);
+	start(e, "slot-b", RETIRE_REPARENT, &d[1]);
+	assert_true(wait_done(e, d, 3, 5.0));
+	assert_int_equal(d[0].next_r, 0);
+	expect_res("a", &d[0].res, &(struct expect){ OUTCOME_RELEASED, 0, 0, true });
+	expect_res("b", &d[1].res, &(struct expect){ OUTCOME_REPARENTED, 8 * MiB, 0, true });
+	expect_res("c", &d[2].res, &(struct expect){ OUTCOME_PINNED, 4 * MiB, 0, true });
+	assert_int_equal(cgsim_dying(e->sim, e->root, NULL), 1);
+}
+
+/* ---- 4. the rate limit: a token bucket of rate tokens, full at start, so
+ * with rate 2 the first two go at once, then one every 500 ms */
+
+static void test_rate(void **state)
+{
+	struct env *e = *state;
+	char names[6][16];
+	struct done d[6] = { { 0 } };
+	double at[6] = { 0 };
+	unsigned seen = 0;
+	int64_t t0, end;
+
+	env_open_prm(e);
+	retire_free(e->r);
+	e->conf->retire.rate = 2;
+	assert_int_equal(retire_new(e->loop, e->cg, (const struct conf *const *)&e->conf, &e->r), 0);
+	for (int i = 0; i < 6; i++) {
+		snprintf(names[i], sizeof(names[i]), "slot-%d", i);
+		make_slot(e, names[i], 0, 0);
+	}
+	t0 = now_mono_us();
+	end = t0 + 5000000;
+	for (int i = 0; i < 6; i++)
+		start(e, names[i], RETIRE_REPARENT, &d[i]);
+	/* when each rmdir happened, to the loop slice */
+	while (!all_done(d, 6) && now_mono_us() < end) {
+		unsigned n = cgsim_calls(e->sim, CGSIM_OP_RMDIR, "*/slot-*");
+		double t = (now_mono_us() - t0) / 1e6;
+		/* never more than the bucket allows: rate + rate * t */
+		if (n > 2 + (unsigned)(2 * t))
+			fail_msg("%u removals after %.3f s", n, t);
+		while (seen < n && seen < 6)
+			at[seen++] = t;
+		pump(e, SLICE);
+	}
+	assert_true(all_done(d, 6));
+	assert_int_equal(seen, 6);
+	assert_true(at[1] < 0.3);
+	for (int i = 2; i < 6; i++)
+		if (at[i] < (i - 1) * 0.5 - 0.02 || at[i] > (i - 1) * 0.5 + 0.45)
+			fail_msg("removal %d after %.3f s, want %.1f s", i + 1, at[i], (i - 1) * 0.5);
+	assert_true((d[5].at_us - t0) / 1e6 >= 1.5);
+	for (int i = 0; i < 6; i++)
+		expect_res(names[i], &d[i].res, &(struct expect){ OUTCOME_RELEASED, 0, 0, true });
+}
+
+/* ---- 5 and 6. the probe, and auto retirements waiting for it
+ *
+ * The sim cannot see the real page cache the writer makes in /var/tmp, so a
+ * hook charges 4M of clean page cache (written back, as the writer's
+ * fdatasync leaves it) to the probe cgroup when the writer is put there. */
+static void charge_probe(struct cgsim *sim, const char *path, const char *value, void *ud)
+{
+	struct env *e = ud;
+	struct cgsim_mem m;
+
+	if (cgsim_memory(sim, cgpath(e, PROBE), &m) == 0 && m.file == 0)
+		cgsim_charge(sim, cgpath(e, PROBE), 4 * MiB, 0);
+}
+
+/* An auto retirement queued while the probe runs waits for its verdict (no
+ * rmdir before); one in mode drain does not. On a PIN kernel the probe ends
+ * pinned, then closing its file drops its page cache, which frees its
+ * memcg: a slot still being verified meanwhile (anon, pinned for good) must
+ * not be taken for the group that went. */
+static void test_probe(void **state)
+{
+	struct env *e = *state;
+	bool reparent = e->prm->kernel == CGSIM_REPARENT, early_rmdir = false;
+	struct done d[3] = { { 0 } };
+	size_t n = reparent ? 2 : 3;
+	struct retire_stats st;
+	const char *why = NULL;
+	int64_t end;
+
+	env_open_prm(e);
+	assert_int_equal(cgsim_on_write(e->sim, "/" PROBE "/cgroup.procs", charge_probe, e), 0);
+	make_slot(e, "slot-auto", 4 * MiB, 0);
+	make_slot(e, "slot-drain", 0, 0);
+	assert_int_equal(retire_probe(e->r), 0);
+	assert_int_equal(retire_probe(e->r), -EALREADY); /* running */
+	start(e, "slot-auto", RETIRE_AUTO, &d[0]);
+	start(e, "slot-drain", RETIRE_DRAIN, &d[1]);
+	if (!reparent) {
+		make_slot(e, "slot-anon", 0, 4 * MiB);
+		e->conf->retire.verify_timeout_ms = 7000; /* beyond the probe's 5 s */
+		start(e, "slot-anon", RETIRE_DRAIN, &d[2]);
+		e->conf->retire.verify_timeout_ms = VERIFY_MS;
+	}
+	end = now_mono_us() + 10 * 1000000;
+	while (retire_lru_reparenting(e->r, NULL) == LRU_UNKNOWN && now_mono_us() < end) {
+		early_rmdir |= rmdirs(e, "slot-auto") > 0 || d[0].calls > 0;
+		pump(e, SLICE);
+	}
+	assert_false(early_rmdir);
+	assert_int_equal(retire_lru_reparenting(e->r, &why), reparent ? LRU_YES : LRU_NO);
+	if (!strstr(why, reparent ? "was freed" : "was still dying"))
+		fail_msg("why: %s", why);
+	if (!reparent) {
+		assert_int_equal(d[1].calls, 1); /* did not wait for the probe */
+		/* the probe closed its file: once slot-auto's drain took its
+		 * pages, drop the probe's (the page cache left below the root) */
+		while (reclaims(e, "slot-auto") == 0 && now_mono_us() < end)
+			pump(e, 0.001);
+		assert_int_equal(cgsim_drop_cache(e->sim, e->root), 4 * MiB);
+	}
+	assert_true(wait_done(e, d, n, 10.0));
+	if (!reparent) {
+		expect_res("anon", &d[2].res, &(struct expect){ OUTCOME_PINNED, 4 * MiB, 0, true });
+		assert_true(d[2].res.elapsed_ms >= 7000);
+		assert_int_equal(cgsim_dying(e->sim, e->root, NULL), 1);
+	}
+	if (reparent)
+		expect_res("auto", &d[0].res, &(struct expect){ OUTCOME_REPARENTED, 4 * MiB, 0, true });
+	else
+		expect_res("auto", &d[0].res, &(struct expect){ OUTCOME_DRAINED, 0, 4 * MiB, false });
+	assert_int_equal(d[0].res.mode, reparent ? RETIRE_REPARENT : RETIRE_DRAIN);
+	assert_int_equal(d[1].res.outcome, OUTCOME_RELEASED);
+	retire_get_stats(e->r, &st);
+	assert_int_equal(st.outcomes[OUTCOME_RELEASED] + st.outcomes[OUTCOME_REPARENTED] +
+				 st.outcomes[OUTCOME_DRAINED] + st.outcomes[OUTCOME_PINNED],
+			 n); /* the probe is not a retirement */
+	assert_false(cgsim_exists(e->sim, cgpath(e, PROBE)));
+}
+
+/* no page cache charged to the probe cgroup (the sim sees none without the
+ * hook): the verdict is unknown, with the reason, and auto means drain */
+static void test_probe_uncharged(void **state)
+{
+	struct env *e = *state;
+	struct retire_result res;
+	const char *why = NULL;
+	int64_t end;
+
+	env_open_prm(e);
+	make_slot(e, "slot-1", 4 * MiB, 0);
+	assert_int_equal(retire_probe(e->r), 0);
+	end = now_mono_us() + 10 * 1000000;
+	while (retire_lru_reparenting(e->r, &why) == LRU_UNKNOWN && !why[0] && now_mono_us() < end)
+		pump(e, SLICE);
+	assert_int_equal(retire_lru_reparenting(e->r, &why), LRU_UNKNOWN);
+	if (!strstr(why, "was not charged"))
+		fail_msg("why: %s", why);
+	assert_false(cgsim_exists(e->sim, cgpath(e, PROBE)));
+	res = retire1(e, "slot-1", RETIRE_AUTO);
+	assert_int_equal(res.mode, RETIRE_DRAIN);
+	expect_res("auto", &res, &(struct expect){ OUTCOME_DRAINED, 0, 4 * MiB, true });
+}
+
+int main(void)
+{
+	static const struct param v2_rep = { CGSIM_V2, CGSIM_REPARENT, 0, 0, false },
+				  v2_pin = { CGSIM_V2, CGSIM_PIN, 0, 0, false },
+				  hy_rep = { CGSIM_HYBRID, CGSIM_REPARENT, 0, 0, false },
+				  hy_pin = { CGSIM_HYBRID, CGSIM_PIN, 0, 0, false };
+#define T(fn, prm) { #fn " " #prm, fn, setup, teardown, (void *)&prm }
+	static const struct param lag4 = { CGSIM_V2, CGSIM_PIN, 4, 0, false },
+				  subsys_late = { CGSIM_V2, CGSIM_PIN, 3, 3, false },
+				  debian61 = { CGSIM_V2, CGSIM_PIN, 3, 0, true };
+	const struct CMUnitTest tests[] = {
+		T(test_modes_outcomes, v2_rep), T(test_modes_outcomes, v2_pin), T(test_modes_outcomes, hy_rep),
+		T(test_modes_outcomes, hy_pin),
+		T(test_ebusy_then_ok, v2_rep), T(test_ebusy_forever, v2_pin),
+		T(test_reclaim_eagain, v2_rep), T(test_reclaim_eagain, v2_pin),
+		T(test_reclaim_eio, v2_rep), T(test_reclaim_eio, v2_pin),
+		T(test_witness_unreadable, v2_rep), T(test_witness_unreadable, hy_rep),
+		T(test_slow_writes, v2_pin), T(test_drain_timeout, v2_pin), T(test_drain_parallel, v2_pin),
+		T(test_several, v2_rep), T(test_several, v2_pin), T(test_several, hy_rep), T(test_several, hy_pin),
+		T(test_lag, lag4), T(test_lag, subsys_late), T(test_lag, debian61),
+		T(test_baseline_settles, v2_pin), T(test_start_from_verdict, v2_rep),
+		T(test_rate, v2_rep),
+		T(test_probe, v2_rep), T(test_probe, hy_rep), T(test_probe, v2_pin),
+		T(test_probe_uncharged, v2_rep),
+	};
+#undef T
+
+	log_set_level(LOG_WARNING);
+	return cmocka_run_group_tests_name("retirement on the simulated cgroupfs", tests, NULL, NULL);
+}
