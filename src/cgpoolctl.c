@@ -34,6 +34,9 @@ enum {
 	OPT_GLOBAL = OPT_SOCKET | OPT_JSON | OPT_HELP | OPT_VERSION,
 };
 
+#define PROBE_WAIT_POLL_US 200000
+#define PROBE_WAIT_MAX_POLLS 150 /* 30 s */
+
 struct ctx {
 	const char *socket; /* as resolved: --socket, $CGPOOL_SOCKET or the default */
 	bool json, help, version, wait;
@@ -476,10 +479,23 @@ static int cmd_status(struct ctx *x)
 	return 0;
 }
 
+/* probe --wait: run the experiment again and wait for its verdict */
+static int probe_again(struct ctx *x, json_t **reply)
+{
+	int r = call(x, "Probe", json_pack("{s:b}", "refresh", 1), reply);
+
+	for (int i = 0; r == 0 && i < PROBE_WAIT_MAX_POLLS && json_is_true(json_object_get(*reply, "probe_running")); i++) {
+		json_decref(*reply);
+		usleep(PROBE_WAIT_POLL_US);
+		r = call(x, "Probe", json_object(), reply);
+	}
+	return r;
+}
+
 static int cmd_probe(struct ctx *x)
 {
 	json_t *reply;
-	int r = call(x, "Probe", json_object(), &reply);
+	int r = x->wait ? probe_again(x, &reply) : call(x, "Probe", json_object(), &reply);
 
 	if (r)
 		return r;
@@ -542,7 +558,8 @@ static const struct command commands[] = {
 	  "remove KEY's slot; --wait prints the verified outcome" },
 	{ "list", 0, 0, 0, false, cmd_list, "", "one line per slot" },
 	{ "status", 0, 1, 0, false, cmd_status, "[KEY]", "the daemon, or one key with its recent runs" },
-	{ "probe", 0, 0, 0, false, cmd_probe, "", "what the kernel can do" },
+	{ "probe", 0, 0, OPT_WAIT, false, cmd_probe, "[--wait]",
+	  "what the kernel can do; --wait runs the LRU-reparenting experiment again first" },
 	{ "reload", 0, 0, 0, false, cmd_reload, "", "reload the daemon's configuration" },
 	{ "metrics", 0, 0, 0, false, cmd_metrics, "", "Prometheus text exposition of the counters" },
 };

@@ -41,8 +41,9 @@ static const char interface_description[] =
 	"  attributed: ?bool)\n"
 	"method List() -> (slots: []Slot)\n"
 	"method Status(key: ?string) -> (daemon: ?object, slot: ?Slot, recent_runs: ?[]Run)\n"
-	"method Probe() -> (hierarchy: string, memory: string, kernel: string, lru_reparenting: string,\n"
-	"  lru_reparenting_evidence: string, features: object)\n"
+	"# refresh: run the LRU-reparenting experiment again (its verdict comes later)\n"
+	"method Probe(refresh: ?bool) -> (hierarchy: string, memory: string, kernel: string,\n"
+	"  lru_reparenting: string, lru_reparenting_evidence: string, probe_running: bool, features: object)\n"
 	"method Run(key: string) -> (slot: Slot)\n"
 	"method Stop(key: string) -> (slot: Slot)\n"
 	"method Restart(key: string) -> (slot: Slot)\n"
@@ -383,15 +384,28 @@ static void m_probe(struct vl_call *call, json_t *params, void *ud)
 	const struct cg_info *info = cg_get_info(pool_cg(m->pool));
 	const struct cg_features *f = &info->features;
 	const char *why = "";
-	enum lru_reparenting lru = m->hooks.retire ? retire_lru_reparenting(m->hooks.retire, &why) : LRU_UNKNOWN;
+	json_t *refresh = json_object_get(params, "refresh"), *reply;
+	enum lru_reparenting lru;
 
-	vl_call_reply(call, json_pack("{s:s, s:s, s:s, s:s, s:s, s:{s:b, s:b, s:b, s:b, s:b}}", "hierarchy",
+	if (refresh && !json_is_null(refresh) && !json_is_boolean(refresh))
+		return invalid_parameter(m, call, "refresh");
+	if (json_is_true(refresh)) {
+		if (!require_privileged(m, call))
+			return;
+		if (m->hooks.retire)
+			retire_probe(m->hooks.retire); /* -EALREADY: one is running */
+	}
+	lru = m->hooks.retire ? retire_lru_reparenting(m->hooks.retire, &why) : LRU_UNKNOWN;
+	reply = json_pack("{s:s, s:s, s:s, s:s, s:s, s:{s:b, s:b, s:b, s:b, s:b}}", "hierarchy",
 				      cg_hierarchy_name(info->hierarchy), "memory", info->memory_v2 ? "v2" : "v1",
 				      "kernel", info->kernel, "lru_reparenting", lru_reparenting_name(lru),
 				      "lru_reparenting_evidence", why, "features", "memory_reclaim", f->memory_reclaim,
 				      "memory_peak_reset", f->memory_peak_reset, "cgroup_kill", f->cgroup_kill,
 				      "clone_into_cgroup", f->clone_into_cgroup, "dying_subsys_stat",
-				      f->dying_subsys_stat));
+				      f->dying_subsys_stat);
+	json_object_set_new(reply, "probe_running",
+			    json_boolean(m->hooks.retire && retire_probe_running(m->hooks.retire)));
+	vl_call_reply(call, reply);
 }
 
 static void retire_reply(const struct retire_result *res, void *ud)

@@ -488,6 +488,11 @@ enum lru_reparenting retire_lru_reparenting(const struct retire *r, const char *
 	return r->lru;
 }
 
+bool retire_probe_running(const struct retire *r)
+{
+	return probe_running(r->probe);
+}
+
 int retire_probe(struct retire *r)
 {
 	return probe_start(r->probe);

@@ -65,6 +65,7 @@ int retire_start(struct retire *r, const char *name, const char *key, enum retir
 /* The LRU-reparenting probe: start it (again), and its cached result. */
 int retire_probe(struct retire *r);
 enum lru_reparenting retire_lru_reparenting(const struct retire *r, const char **why);
+bool retire_probe_running(const struct retire *r);
 const char *lru_reparenting_name(enum lru_reparenting v);
 
 void retire_get_stats(const struct retire *r, struct retire_stats *out);
