@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "capture.h"
 #include "cgsim.h"
 #include "log.h"
 #include "pool.h"
@@ -265,33 +266,6 @@ static unsigned count(struct env *e, enum slot_state st)
 
 /* ---- capturing the log */
 
-struct capture {
-	int saved;
-	char path[64];
-	char text[8192];
-};
-
-static void capture_begin(struct capture *c)
-{
-	int fd;
-
-	strcpy(c->path, "/tmp/cgpool-test-log-XXXXXX");
-	fflush(stderr);
-	fd = mkstemp(c->path);
-	assert_true(fd >= 0);
-	c->saved = dup(2);
-	dup2(fd, 2);
-	close(fd);
-}
-
-static void capture_end(struct capture *c)
-{
-	fflush(stderr);
-	dup2(c->saved, 2);
-	close(c->saved);
-	assert_true(file_read(c->path, c->text, sizeof(c->text)) >= 0);
-	unlink(c->path);
-}
 
 /* ---- tests */
 
