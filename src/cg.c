@@ -162,30 +162,26 @@ int cg_name_valid(const char *name)
 
 struct cg_slotent *cg_ent_find(struct cg *cg, const char *name)
 {
-	for (size_t i = 0; i < cg->nents; i++)
-		if (strcmp(cg->ents[i].name, name) == 0)
-			return &cg->ents[i];
-	return NULL;
+	return hmap_get(&cg->ents, HMAP_STR(name));
 }
 
 struct cg_slotent *cg_ent_get(struct cg *cg, const char *name)
 {
 	struct cg_slotent *e = cg_ent_find(cg, name);
+	size_t len = strlen(name);
 
 	if (e)
 		return e;
-	if (cg->nents == cg->capents) {
-		size_t cap = cg->capents ? cg->capents * 2 : 16;
-		struct cg_slotent *v = realloc(cg->ents, cap * sizeof(*v));
-		if (!v)
-			return NULL;
-		cg->ents = v;
-		cg->capents = cap;
-	}
-	e = &cg->ents[cg->nents++];
-	snprintf(e->name, sizeof(e->name), "%s", name);
+	e = malloc(sizeof(*e) + len + 1);
+	if (!e)
+		return NULL;
+	memcpy(e->name, name, len + 1);
 	e->wd = -1;
 	e->peak_fd = -1;
+	if (hmap_put(&cg->ents, HMAP_STR(e->name), e) < 0) {
+		free(e);
+		return NULL;
+	}
 	return e;
 }
 
@@ -193,7 +189,8 @@ void cg_ent_put(struct cg *cg, struct cg_slotent *e)
 {
 	if (!e || e->wd >= 0 || e->peak_fd >= 0)
 		return;
-	*e = cg->ents[--cg->nents];
+	hmap_del(&cg->ents, HMAP_STR(e->name));
+	free(e);
 }
 
 /* ---- opening */
@@ -338,6 +335,8 @@ static int open_common(const struct cg_fs_ops *ops, void *ctx, const char *mount
 	cg->ops = ops;
 	cg->ctx = ctx;
 	cg->ifd = -1;
+	hmap_init(&cg->ents, true);
+	hmap_init(&cg->ents_by_wd, false);
 	if (uname(&u) == 0)
 		snprintf(cg->info.kernel, sizeof(cg->info.kernel), "%s", u.release);
 	r = cg_discover(cg, mountinfo, cgroup_file, root, ctrl_mask | CG_CTRL_MEMORY, use_lc, err, errlen);
@@ -417,12 +416,18 @@ void cg_close(struct cg *cg)
 {
 	if (!cg)
 		return;
-	for (size_t i = 0; i < cg->nents; i++)
-		if (cg->ents[i].peak_fd >= 0)
-			close(cg->ents[i].peak_fd);
+	for (size_t i = 0; i < cg->ents.cap; i++) {
+		struct cg_slotent *e = cg->ents.v[i].val;
+		if (!e)
+			continue;
+		if (e->peak_fd >= 0)
+			close(e->peak_fd);
+		free(e);
+	}
+	hmap_fini(&cg->ents);
+	hmap_fini(&cg->ents_by_wd);
 	if (cg->ifd >= 0)
 		close(cg->ifd);
-	free(cg->ents);
 	free(cg);
 }
 
@@ -663,7 +668,13 @@ int cg_slot_watch(struct cg *cg, const char *name)
 	e = cg_ent_get(cg, name);
 	if (!e)
 		return -ENOMEM;
+	if (e->wd >= 0)
+		return 0;
 	wd = cg->ops->watch(cg->ctx, cg->ifd, path, IN_MODIFY);
+	if (wd >= 0 && hmap_put(&cg->ents_by_wd, (uintptr_t)wd, e) < 0) {
+		inotify_rm_watch(cg->ifd, wd);
+		wd = -ENOMEM;
+	}
 	if (wd < 0) {
 		cg_ent_put(cg, e);
 		return wd;
@@ -679,6 +690,7 @@ int cg_slot_unwatch(struct cg *cg, const char *name)
 	if (!e || e->wd < 0)
 		return -ENOENT;
 	inotify_rm_watch(cg->ifd, e->wd);
+	hmap_del(&cg->ents_by_wd, (uintptr_t)e->wd);
 	e->wd = -1;
 	cg_ent_put(cg, e);
 	return 0;
@@ -687,38 +699,43 @@ int cg_slot_unwatch(struct cg *cg, const char *name)
 /* The queue overflowed: any watched slot may have changed. */
 static int notify_all(struct cg *cg, void (*fn)(const char *name, void *ud), void *ud)
 {
-	size_t n = cg->nents;
-	char (*names)[NAME_MAX + 1] = calloc(n ? n : 1, sizeof(*names));
+	size_t n = 0, cap = cg->ents_by_wd.cap;
+	char **names = calloc(cap ? cap : 1, sizeof(*names));
+	int r = 0;
 
 	if (!names)
 		return -ENOMEM;
+	/* copied first: fn may remove slots, and with them entries */
+	for (size_t i = 0; i < cap; i++) {
+		const struct cg_slotent *e = cg->ents_by_wd.v[i].val;
+		if (e && !(names[n++] = strdup(e->name)))
+			r = -ENOMEM;
+	}
 	for (size_t i = 0; i < n; i++)
-		memcpy(names[i], cg->ents[i].wd >= 0 ? cg->ents[i].name : "", sizeof(names[i]));
-	for (size_t i = 0; i < n; i++)
-		if (names[i][0])
+		if (names[i] && r == 0)
 			fn(names[i], ud);
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
 	free(names);
-	return 0;
+	return r;
 }
 
 static void dispatch(struct cg *cg, const struct inotify_event *ev, void (*fn)(const char *name, void *ud),
 		     void *ud)
 {
+	struct cg_slotent *e = hmap_get(&cg->ents_by_wd, (uintptr_t)ev->wd);
 	char name[NAME_MAX + 1];
 
-	for (size_t i = 0; i < cg->nents; i++) {
-		struct cg_slotent *e = &cg->ents[i];
-		if (e->wd != ev->wd)
-			continue;
-		/* copied: fn may remove the slot, and with it e */
-		memcpy(name, e->name, sizeof(name));
-		if (ev->mask & IN_IGNORED) {
-			e->wd = -1; /* the directory is gone, the watch with it */
-			cg_ent_put(cg, e);
-		}
-		fn(name, ud);
+	if (!e)
 		return;
+	/* copied: fn may remove the slot, and with it e */
+	snprintf(name, sizeof(name), "%s", e->name);
+	if (ev->mask & IN_IGNORED) {
+		hmap_del(&cg->ents_by_wd, (uintptr_t)e->wd);
+		e->wd = -1; /* the directory is gone, the watch with it */
+		cg_ent_put(cg, e);
 	}
+	fn(name, ud);
 }
 
 int cg_watch_read(struct cg *cg, void (*fn)(const char *name, void *ud), void *ud)

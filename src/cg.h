@@ -120,8 +120,19 @@ struct cg_memory {
 	uint64_t anon;     /* anonymous bytes (memory.stat anon / rss) */
 };
 int cg_slot_memory(struct cg *cg, const char *name, struct cg_memory *out);
-/* Reset the peak for a new run: -EOPNOTSUPP where the kernel cannot. */
+/* Only some counters (the others read as 0): fewer kernel files read. */
+#define CG_MEM_CURRENT (1u << 0)
+#define CG_MEM_PEAK (1u << 1)
+#define CG_MEM_OOM (1u << 2)
+#define CG_MEM_LRU (1u << 3) /* file and anon */
+#define CG_MEM_ALL 0xfu
+int cg_slot_memory_some(struct cg *cg, const char *name, unsigned what, struct cg_memory *out);
+/* Reset the peak for a new run: -EOPNOTSUPP where the kernel cannot. On v2
+ * the reset holds only for the file descriptor that wrote it, so the layer
+ * keeps that one open until cg_slot_peak_close(): one fd per running slot,
+ * none for the others. */
 int cg_slot_reset_peak(struct cg *cg, const char *name);
+void cg_slot_peak_close(struct cg *cg, const char *name);
 /* Reclaim up to bytes from the slot: memory.reclaim on v2 (-EAGAIN when the
  * kernel could not reclaim that much), memory.force_empty on v1 (bytes ignored). */
 int cg_slot_reclaim(struct cg *cg, const char *name, uint64_t bytes);

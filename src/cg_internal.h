@@ -5,6 +5,7 @@
 #define CGPOOL_CG_INTERNAL_H
 
 #include "cg.h"
+#include "hmap.h"
 
 #include <limits.h>
 
@@ -24,9 +25,9 @@ struct cg_hier {
 /* Per-slot state that outlives one call: the inotify watch on the tracking
  * cgroup.events and the memory.peak fd whose reset is local to it (v2). */
 struct cg_slotent {
-	char name[NAME_MAX + 1];
 	int wd;      /* -1: not watched */
 	int peak_fd; /* -1: none */
+	char name[]; /* the slot's directory name */
 };
 
 struct cg {
@@ -40,8 +41,8 @@ struct cg {
 	int ctrl_hier[CG_NCTRL];   /* index per controller, -1 when not managed */
 	bool auto_root;            /* root was "auto" */
 	int ifd;                   /* inotify fd, -1 without tracking */
-	struct cg_slotent *ents;
-	size_t nents, capents;
+	struct hmap ents;          /* name -> struct cg_slotent */
+	struct hmap ents_by_wd;    /* inotify wd -> struct cg_slotent */
 };
 
 /* controller table: bit, v2 name, v1 name */

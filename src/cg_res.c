@@ -277,18 +277,39 @@ static int read_field(struct cg *cg, const char *name, const struct mem_field *f
 	return r;
 }
 
-int cg_slot_memory(struct cg *cg, const char *name, struct cg_memory *out)
+/* both LRU counters from one read of memory.stat */
+static int read_lru(struct cg *cg, const char *name, const struct mem_field *f, struct cg_memory *m)
+{
+	char path[PATH_MAX], buf[16384];
+	int r = cg_hpath(cg, cg->mem, name, f[0].file, path);
+
+	if (r == 0)
+		r = cg_read(cg, path, buf, sizeof(buf));
+	for (int i = 0; r >= 0 && i < 2; i++)
+		r = cg_keyed_u64(buf, f[i].key, (uint64_t *)((char *)m + f[i].off));
+	return r < 0 ? r : 0;
+}
+
+int cg_slot_memory_some(struct cg *cg, const char *name, unsigned what, struct cg_memory *out)
 {
 	const struct mem_field *fields = cg->info.memory_v2 ? mem_v2 : mem_v1;
-	struct cg_memory m;
+	struct cg_memory m = { 0 };
 	int r = cg_name_valid(name);
 
-	for (size_t i = 0; r == 0 && i < ARRAY_SIZE(mem_v2); i++)
-		r = read_field(cg, name, &fields[i], (uint64_t *)((char *)&m + fields[i].off));
+	for (size_t i = 0; r == 0 && i < 3; i++)
+		if (what & (1u << i))
+			r = read_field(cg, name, &fields[i], (uint64_t *)((char *)&m + fields[i].off));
+	if (r == 0 && (what & CG_MEM_LRU))
+		r = read_lru(cg, name, &fields[3], &m);
 	if (r < 0)
 		return r;
 	*out = m;
 	return 0;
+}
+
+int cg_slot_memory(struct cg *cg, const char *name, struct cg_memory *out)
+{
+	return cg_slot_memory_some(cg, name, CG_MEM_ALL, out);
 }
 
 /* v2: write to an fd of memory.peak kept open for the slot; later reads
@@ -332,6 +353,11 @@ int cg_slot_reset_peak(struct cg *cg, const char *name)
 		return reset_peak_v2(cg, name);
 	/* v1: any write resets the watermark, for every reader */
 	return slot_write(cg, cg->mem, name, "memory.max_usage_in_bytes", "0");
+}
+
+void cg_slot_peak_close(struct cg *cg, const char *name)
+{
+	cg_res_forget(cg, name);
 }
 
 void cg_res_forget(struct cg *cg, const char *name)

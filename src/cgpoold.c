@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
@@ -265,6 +266,26 @@ static void start_pressure(struct daemon *d)
 		log_info("memory pressure: trigger \"%s\" on %s", PRESSURE_TRIGGER, path);
 }
 
+/* Descriptors: one per running slot (its memory.peak, v2), one per client,
+ * and a few of our own. Raise the soft limit toward the hard one; say so
+ * when even the hard limit is short of max_slots. */
+static void raise_nofile(const struct conf *c)
+{
+	rlim_t want = (rlim_t)c->pool.max_slots + VL_MAX_CLIENTS + 256;
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= want)
+		return;
+	rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > want ? want : rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+		log_warn("RLIMIT_NOFILE: cannot raise the soft limit to %llu: %s", (unsigned long long)rl.rlim_cur,
+			 strerror(errno));
+	if (rl.rlim_cur < want)
+		log_warn("RLIMIT_NOFILE hard limit %llu is below the %llu that max_slots %u needs: past it, runs "
+			 "lose their per-run memory.peak (raise LimitNOFILE= or ulimit -Hn)",
+			 (unsigned long long)rl.rlim_max, (unsigned long long)want, c->pool.max_slots);
+}
+
 /* Everything from cgroups to the control socket; returns an exit code. */
 static int start(struct daemon *d)
 {
@@ -273,6 +294,7 @@ static int start(struct daemon *d)
 	char err[512] = "";
 	int fd = -1, r;
 
+	raise_nofile(d->conf);
 	r = cg_open(d->conf->daemon.root, d->conf->daemon.controllers, &d->cg, err, sizeof(err));
 	if (r < 0) {
 		log_err("cgroup filesystem unusable: %s", err[0] ? err : strerror(-r));

@@ -106,7 +106,7 @@ json_t *manager_slot_json(struct pool *pool, const struct slot *s)
 	json_object_set_new(j, "key", s->key[0] ? json_string(s->key) : json_null());
 	json_object_set_new(j, "class", s->class_name[0] ? json_string(s->class_name) : json_null());
 	json_object_set_new(j, "memory_current",
-			    cg_slot_memory(cg, s->name, &mem) == 0 ? json_integer((json_int_t)mem.current)
+			    cg_slot_memory_some(cg, s->name, CG_MEM_CURRENT, &mem) == 0 ? json_integer((json_int_t)mem.current)
 								   : json_null());
 	json_object_set_new(j, "idle_since",
 			    s->state == SLOT_IDLE ? json_integer(s->idle_since_us) : json_null());

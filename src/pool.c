@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <limits.h>
+
 #include "log.h"
 #include "pool_internal.h"
 #include "state.h"
@@ -48,18 +50,45 @@ static struct run *slot_cur_run(struct slot *s)
 
 struct slot *pool_find(struct pool *p, const char *key)
 {
-	for (size_t i = 0; i < p->nslots; i++)
-		if (p->slots[i]->key[0] && strcmp(p->slots[i]->key, key) == 0)
-			return p->slots[i];
-	return NULL;
+	return hmap_get(&p->bykey, HMAP_STR(key));
 }
 
+/* index of the first slot with an id >= id */
+static size_t index_from(const struct pool *p, unsigned id)
+{
+	size_t lo = 0, hi = p->nslots;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (p->slots[mid]->id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+struct slot *pool_slot_from(struct pool *p, unsigned id)
+{
+	size_t i = index_from(p, id);
+
+	return i < p->nslots ? p->slots[i] : NULL;
+}
+
+/* "slot-<n>" by its id */
 static struct slot *pool_find_name(struct pool *p, const char *name)
 {
-	for (size_t i = 0; i < p->nslots; i++)
-		if (strcmp(p->slots[i]->name, name) == 0)
-			return p->slots[i];
-	return NULL;
+	char *end;
+	unsigned long id;
+	struct slot *s;
+
+	if (strncmp(name, SLOT_PREFIX, strlen(SLOT_PREFIX)) != 0)
+		return NULL;
+	id = strtoul(name + strlen(SLOT_PREFIX), &end, 10);
+	if (*end || id > UINT_MAX)
+		return NULL;
+	s = pool_slot_from(p, (unsigned)id);
+	return s && strcmp(s->name, name) == 0 ? s : NULL;
 }
 
 int pool_foreach(struct pool *p, int (*fn)(struct slot *s, void *ud), void *ud)
@@ -74,17 +103,97 @@ int pool_foreach(struct pool *p, int (*fn)(struct slot *s, void *ud), void *ud)
 
 void pool_counts(const struct pool *p, unsigned counts[SLOT_NSTATES])
 {
-	memset(counts, 0, sizeof(unsigned) * SLOT_NSTATES);
-	for (size_t i = 0; i < p->nslots; i++)
-		counts[p->slots[i]->state]++;
+	memcpy(counts, p->counts, sizeof(p->counts));
 }
 
-void pool_save(struct pool *p)
+void pool_save(struct pool *p, const struct slot *s)
 {
 	int r = state_save(p->conf->daemon.state_dir, cg_get_info(p->cg)->root, p->next_id,
 			   (const struct slot *const *)p->slots, p->nslots);
+	(void)s;
 	if (r < 0)
 		log_err("state: cannot write %s/state.json: %s", p->conf->daemon.state_dir, strerror(-r));
+}
+
+/* ---- lists of warm and idle slots */
+
+static void list_unlink(struct slot_list *l, struct slot *s)
+{
+	if (s->lprev)
+		s->lprev->lnext = s->lnext;
+	else
+		l->head = s->lnext;
+	if (s->lnext)
+		s->lnext->lprev = s->lprev;
+	else
+		l->tail = s->lprev;
+	s->lprev = s->lnext = NULL;
+}
+
+/* Keep a list in order, the place found from the tail (usually at once):
+ * idle slots by idle_since (least recently used first), warm ones by id. */
+static bool goes_before(const struct slot *s, const struct slot *other)
+{
+	if (s->state == SLOT_IDLE)
+		return other->idle_since_us > s->idle_since_us;
+	return other->id > s->id;
+}
+
+static void list_insert(struct slot_list *l, struct slot *s, bool ordered)
+{
+	struct slot *after = l->tail;
+
+	while (ordered && !s->pool->loading && after && goes_before(s, after))
+		after = after->lprev;
+	s->lprev = after;
+	s->lnext = after ? after->lnext : l->head;
+	if (s->lnext)
+		s->lnext->lprev = s;
+	else
+		l->tail = s;
+	if (after)
+		after->lnext = s;
+	else
+		l->head = s;
+}
+
+static struct slot_list *list_of(struct pool *p, enum slot_state st)
+{
+	return st == SLOT_WARM ? &p->warm : st == SLOT_IDLE ? &p->idle : NULL;
+}
+
+void pool_set_state(struct slot *s, enum slot_state next)
+{
+	struct pool *p = s->pool;
+	struct slot_list *from = list_of(p, s->state), *to = list_of(p, next);
+
+	if (from)
+		list_unlink(from, s);
+	p->counts[s->state]--;
+	s->state = next;
+	p->counts[next]++;
+	if (to)
+		list_insert(to, s, true);
+}
+
+struct slot *pool_oldest_idle(struct pool *p)
+{
+	return p->idle.head;
+}
+
+/* the key a slot serves: "" unbinds it */
+static int slot_set_key(struct slot *s, const char *key)
+{
+	struct pool *p = s->pool;
+
+	if (s->key[0])
+		hmap_del(&p->bykey, HMAP_STR(s->key));
+	snprintf(s->key, sizeof(s->key), "%s", key);
+	if (s->key[0] && hmap_put(&p->bykey, HMAP_STR(s->key), s) < 0) {
+		s->key[0] = '\0';
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 /* ---- slot objects */
@@ -116,28 +225,48 @@ static int pool_insert(struct pool *p, struct slot *s)
 		p->slots = n;
 		p->cap = cap;
 	}
-	for (i = p->nslots; i > 0 && p->slots[i - 1]->id > s->id; i--)
-		p->slots[i] = p->slots[i - 1];
+	i = index_from(p, s->id);
+	memmove(&p->slots[i + 1], &p->slots[i], (p->nslots - i) * sizeof(*p->slots));
 	p->slots[i] = s;
 	p->nslots++;
 	if (s->id >= p->next_id)
 		p->next_id = s->id + 1;
+	p->counts[s->state]++;
+	if (list_of(p, s->state))
+		list_insert(list_of(p, s->state), s, true);
 	return 0;
 }
 
 void pool_drop(struct pool *p, struct slot *s)
 {
-	size_t i;
+	size_t i = index_from(p, s->id);
 
-	for (i = 0; i < p->nslots && p->slots[i] != s; i++)
-		;
-	if (i == p->nslots)
+	if (i == p->nslots || p->slots[i] != s)
 		return;
 	memmove(&p->slots[i], &p->slots[i + 1], (p->nslots - i - 1) * sizeof(*p->slots));
 	p->nslots--;
+	if (list_of(p, s->state))
+		list_unlink(list_of(p, s->state), s);
+	p->counts[s->state]--;
+	slot_set_key(s, "");
 	ev_timer_stop(p->loop, &s->idle_timer);
 	cg_slot_unwatch(p->cg, s->name);
 	free(s);
+}
+
+/* Watch a slot's population; where that is impossible (no cgroup2, or the
+ * inotify watch limit reached) the poll timer reads it once a second. */
+static void slot_watch(struct pool *p, struct slot *s)
+{
+	int r = cg_slot_watch(p->cg, s->name);
+
+	if (r == 0 || r == -EOPNOTSUPP) /* EOPNOTSUPP: nothing to watch, the pool polls */
+		return;
+	if (!p->poll_all)
+		log_warn("watch slot %s: %s; slots that cannot be watched are polled every %.0f s", s->name,
+			 strerror(-r), POLL_INTERVAL);
+	p->poll_all = true;
+	ev_timer_start(p->loop, &p->poll_timer);
 }
 
 /* Create a new warm slot directory. */
@@ -167,9 +296,7 @@ static int pool_grow(struct pool *p, struct slot **out)
 		free(s);
 		return r;
 	}
-	r = cg_slot_watch(p->cg, s->name);
-	if (r < 0 && r != -EOPNOTSUPP) /* EOPNOTSUPP: nothing to watch, the pool polls */
-		log_warn("watch slot %s: %s", s->name, strerror(-r));
+	slot_watch(p, s);
 	log_info("slot %s: created, warm", s->name);
 	*out = s;
 	return 0;
@@ -177,31 +304,23 @@ static int pool_grow(struct pool *p, struct slot **out)
 
 unsigned pool_count_state(const struct pool *p, enum slot_state st)
 {
-	unsigned counts[SLOT_NSTATES];
-
-	pool_counts(p, counts);
-	return counts[st];
+	return p->counts[st];
 }
 
 /* Keep conf.pool.warm slots ready for new keys. */
 void pool_fill_warm(struct pool *p)
 {
-	unsigned warm = pool_count_state(p, SLOT_WARM);
 	struct slot *s;
 
-	while (warm < p->conf->pool.warm && p->nslots < p->conf->pool.max_slots) {
+	while (p->counts[SLOT_WARM] < p->conf->pool.warm && p->nslots < p->conf->pool.max_slots)
 		if (pool_grow(p, &s) < 0)
 			break;
-		warm++;
-	}
 }
 
+/* the warm slot with the lowest id */
 struct slot *pool_take_warm(struct pool *p)
 {
-	for (size_t i = 0; i < p->nslots; i++)
-		if (p->slots[i]->state == SLOT_WARM)
-			return p->slots[i];
-	return NULL;
+	return p->warm.head;
 }
 
 /* ---- actions */
@@ -237,7 +356,7 @@ static void act_run_start(struct slot *s)
 	memset(run, 0, sizeof(*run));
 	run->started_us = now_real_us();
 	run->exit_status = -1;
-	if (cg_slot_memory(s->pool->cg, s->name, &mem) == 0)
+	if (cg_slot_memory_some(s->pool->cg, s->name, CG_MEM_OOM, &mem) == 0)
 		run->oom_base = mem.oom_kill;
 	cg_slot_reset_peak(s->pool->cg, s->name);
 	s->nrecent++;
@@ -253,10 +372,11 @@ static void act_run_end(struct slot *s)
 	if (!run || run->ended_us)
 		return;
 	run->ended_us = now_real_us();
-	if (cg_slot_memory(s->pool->cg, s->name, &mem) == 0) {
+	if (cg_slot_memory_some(s->pool->cg, s->name, CG_MEM_PEAK | CG_MEM_OOM, &mem) == 0) {
 		run->memory_peak = mem.peak;
 		run->oom_kills = mem.oom_kill >= run->oom_base ? mem.oom_kill - run->oom_base : 0;
 	}
+	cg_slot_peak_close(s->pool->cg, s->name); /* no fd kept for slots that run nothing */
 	log_info("slot %s (%s): run %llu ended after %.3f s, peak %llu bytes, %llu oom kills", s->name, s->key,
 		 (unsigned long long)s->runs, (run->ended_us - run->started_us) / 1e6,
 		 (unsigned long long)run->memory_peak, (unsigned long long)run->oom_kills);
@@ -289,19 +409,28 @@ static void act_scrub(struct slot *s)
 	struct cg_memory mem;
 	int r;
 
-	if (cg_slot_memory(cg, s->name, &mem) == 0 && mem.current > 0) {
+	if (cg_slot_memory_some(cg, s->name, CG_MEM_CURRENT, &mem) == 0 && mem.current > 0) {
 		r = cg_slot_reclaim(cg, s->name, mem.current);
 		if (r < 0 && r != -EAGAIN)
 			log_warn("slot %s: reclaim: %s", s->name, strerror(-r));
 	}
 	reset_limits(s);
-	cg_slot_reset_peak(cg, s->name);
 	log_info("slot %s: recycled from key %s after %llu runs", s->name, s->key, (unsigned long long)s->runs);
-	s->key[0] = '\0';
+	slot_set_key(s, "");
 	s->class_name[0] = '\0';
 	s->runs = 0;
 	s->nrecent = 0;
 	s->idle_since_us = 0;
+}
+
+/* A transition: the state, and when the slot became idle (which orders the
+ * idle list, so it is set first). */
+static void slot_enter(struct slot *s, enum slot_state next, unsigned act)
+{
+	if ((act & SLOT_ACT_IDLE_TIMER) && s->state != SLOT_IDLE)
+		s->idle_since_us = now_real_us();
+	if (s->state != next)
+		pool_set_state(s, next);
 }
 
 static void slot_do(struct slot *s, enum slot_state prev, unsigned act)
@@ -314,11 +443,8 @@ static void slot_do(struct slot *s, enum slot_state prev, unsigned act)
 		act_apply(s);
 	if (act & SLOT_ACT_RUN_START)
 		act_run_start(s);
-	if (act & SLOT_ACT_IDLE_TIMER) {
-		if (prev != SLOT_IDLE)
-			s->idle_since_us = now_real_us();
+	if (act & SLOT_ACT_IDLE_TIMER)
 		pool_idle_timer(s, s->pool->conf->pool.idle_timeout_ms / 1000.);
-	}
 	if (act & SLOT_ACT_SCRUB)
 		act_scrub(s);
 }
@@ -335,12 +461,12 @@ void pool_slot_event(struct slot *s, enum slot_event ev)
 		return;
 	if (ev == SLOT_EV_IDLE_TIMEOUT)
 		s->retire_mode = p->conf->retire.mode;
-	s->state = next;
+	slot_enter(s, next, act);
 	if (prev != next)
 		log_info("slot %s (%s): %s -> %s on %s", s->name, s->key[0] ? s->key : "-", slot_state_name(prev),
 			 slot_state_name(next), slot_event_name(ev));
 	slot_do(s, prev, act);
-	pool_save(p);
+	pool_save(p, s);
 	if (act & SLOT_ACT_RETIRE)
 		pool_act_retire(s); /* may free s */
 }
@@ -394,7 +520,7 @@ static void poll_cb(struct ev_loop *loop, ev_timer *w, int revents)
 				i--; /* s was retired and dropped */
 		}
 	}
-	if (!failed && cg_watch_fd(p->cg) >= 0)
+	if (!failed && cg_watch_fd(p->cg) >= 0 && !p->poll_all)
 		ev_timer_stop(loop, w); /* watching: this was a retry, and it is done */
 }
 
@@ -444,7 +570,8 @@ static int slot_bind(struct pool *p, struct slot *s, const char *key, const char
 	} else {
 		cls = conf_class_for_key(p->conf, key);
 	}
-	snprintf(s->key, sizeof(s->key), "%s", key);
+	if (slot_set_key(s, key) < 0)
+		return -ENOMEM;
 	snprintf(s->class_name, sizeof(s->class_name), "%s", cls ? cls->name : "");
 	s->runs = 0;
 	s->nrecent = 0;
@@ -531,9 +658,9 @@ int pool_attach(struct pool *p, const char *key, const char *class_name, const p
 		log_info("slot %s (%s): %s -> %s on attach", s->name, key, slot_state_name(s->state),
 			 slot_state_name(next));
 	enum slot_state prev = s->state;
-	s->state = next;
+	slot_enter(s, next, act);
 	slot_do(s, prev, act & ~SLOT_ACT_APPLY);
-	pool_save(p);
+	pool_save(p, s);
 	pool_fill_warm(p);
 	if (r == 0)
 		*out = s;
@@ -542,7 +669,7 @@ fail:
 	if (fresh && s->state == SLOT_WARM) {
 		if (act & SLOT_ACT_APPLY)
 			reset_limits(s); /* the next key must not get this one's */
-		s->key[0] = '\0';
+		slot_set_key(s, "");
 		s->class_name[0] = '\0';
 	}
 	return r;
@@ -581,6 +708,30 @@ static int adopt_dir(const char *name, void *ud)
 	return 0;
 }
 
+static int list_order(const void *a, const void *b)
+{
+	const struct slot *x = *(const struct slot *const *)a, *y = *(const struct slot *const *)b;
+
+	return goes_before(x, y) ? -1 : goes_before(y, x);
+}
+
+/* a list put in order once, after the slots were adopted and restored */
+static void sort_list(struct slot_list *l, size_t n)
+{
+	struct slot **v = calloc(n + 1, sizeof(*v));
+	size_t k = 0;
+
+	if (!v)
+		return; /* the list keeps the order it has */
+	for (struct slot *s = l->head; s && k < n; s = s->lnext)
+		v[k++] = s;
+	qsort(v, k, sizeof(*v), list_order);
+	l->head = l->tail = NULL;
+	for (size_t i = 0; i < k; i++)
+		list_insert(l, v[i], false);
+	free(v);
+}
+
 static void restore_one(struct pool *p, const struct slot *saved)
 {
 	struct slot *s = pool_find_name(p, saved->name);
@@ -590,13 +741,19 @@ static void restore_one(struct pool *p, const struct slot *saved)
 			 saved->key[0] ? saved->key : "-");
 		return;
 	}
-	memcpy(s->key, saved->key, sizeof(s->key));
+	if (saved->key[0] && pool_find(p, saved->key)) {
+		log_warn("slot %s: key %s is bound to %s already in the state file; not restored", saved->name,
+			 saved->key, pool_find(p, saved->key)->name);
+		return;
+	}
+	if (slot_set_key(s, saved->key) < 0)
+		return;
 	memcpy(s->class_name, saved->class_name, sizeof(s->class_name));
 	memcpy(s->recent, saved->recent, sizeof(s->recent));
-	s->state = saved->state;
 	s->runs = saved->runs;
 	s->nrecent = saved->nrecent;
 	s->idle_since_us = saved->idle_since_us;
+	pool_set_state(s, saved->state);
 	if (saved->cgroup_id && s->cgroup_id != saved->cgroup_id)
 		log_warn("slot %s: cgroup id changed from %llu to %llu (recreated while we were down)", s->name,
 			 (unsigned long long)saved->cgroup_id, (unsigned long long)s->cgroup_id);
@@ -610,10 +767,10 @@ static void reconcile(struct pool *p)
 		bool populated = false;
 		int r;
 
-		cg_slot_watch(p->cg, s->name);
+		slot_watch(p, s);
 		r = cg_slot_populated(p->cg, s->name, &populated);
 		if (s->state == SLOT_RETIRING || (!s->key[0] && s->state != SLOT_WARM))
-			s->state = s->key[0] ? SLOT_IDLE : SLOT_WARM;
+			pool_set_state(s, s->key[0] ? SLOT_IDLE : SLOT_WARM);
 		if (r < 0) {
 			/* unknown is not empty: keep what the state file says, read again */
 			log_warn("slot %s: read population: %s; kept %s", s->name, strerror(-r),
@@ -633,16 +790,13 @@ static void reconcile(struct pool *p)
 	}
 }
 
-static int pool_load(struct pool *p)
+static int restore(struct pool *p)
 {
 	struct slot **saved = NULL;
 	size_t nsaved = 0;
 	unsigned next_id = 0;
 	int r;
 
-	r = cg_slot_list(p->cg, SLOT_PREFIX, adopt_dir, p);
-	if (r < 0)
-		return r;
 	r = state_load(p->conf->daemon.state_dir, cg_get_info(p->cg)->root, &next_id, &saved, &nsaved);
 	if (r == -ENOENT)
 		return 0;
@@ -661,6 +815,20 @@ static int pool_load(struct pool *p)
 	return 0;
 }
 
+static int pool_load(struct pool *p)
+{
+	int r;
+
+	p->loading = true; /* the lists are sorted once, at the end */
+	r = cg_slot_list(p->cg, SLOT_PREFIX, adopt_dir, p);
+	if (r == 0)
+		r = restore(p);
+	p->loading = false;
+	sort_list(&p->warm, p->counts[SLOT_WARM]);
+	sort_list(&p->idle, p->counts[SLOT_IDLE]);
+	return r;
+}
+
 int pool_new(struct ev_loop *loop, struct cg *cg, const struct conf *conf, struct pool **out)
 {
 	struct pool *p = calloc(1, sizeof(*p));
@@ -675,6 +843,7 @@ int pool_new(struct ev_loop *loop, struct cg *cg, const struct conf *conf, struc
 	/* polls where nothing is watched; with watching, retries failed reads */
 	ev_timer_init(&p->poll_timer, poll_cb, POLL_INTERVAL, POLL_INTERVAL);
 	p->poll_timer.data = p;
+	hmap_init(&p->bykey, true);
 	r = pool_load(p);
 	if (r < 0) {
 		pool_free(p);
@@ -690,7 +859,7 @@ int pool_new(struct ev_loop *loop, struct cg *cg, const struct conf *conf, struc
 		ev_timer_start(loop, &p->poll_timer);
 	}
 	pool_fill_warm(p);
-	pool_save(p);
+	pool_save(p, NULL);
 	pool_counts(p, counts);
 	log_info("pool: %zu slots (%u warm, %u running, %u idle)", p->nslots, counts[SLOT_WARM],
 		 counts[SLOT_RUNNING], counts[SLOT_IDLE]);
@@ -709,5 +878,6 @@ void pool_free(struct pool *p)
 		free(p->slots[i]);
 	}
 	free(p->slots);
+	hmap_fini(&p->bykey);
 	free(p);
 }

@@ -49,6 +49,7 @@ struct slot {
 	unsigned nrecent;
 	int64_t idle_since_us;    /* CLOCK_REALTIME, when it became idle */
 	ev_timer idle_timer;
+	struct slot *lprev, *lnext; /* in the pool's warm list (warm) or idle list (idle), else unlinked */
 	enum retire_mode retire_mode; /* how the pending retirement removes it */
 	retire_done_fn retire_done; /* who waits for the retirement's outcome */
 	void *retire_ud;
@@ -89,8 +90,11 @@ unsigned pool_shrink(struct pool *p, unsigned n);
 size_t pool_recent_retirements(const struct pool *p, struct retire_result *out, size_t max);
 
 struct slot *pool_find(struct pool *p, const char *key);
-/* Calls fn for every slot in name order; stops when fn returns non-zero. */
+/* Calls fn for every slot in id order; stops when fn returns non-zero. */
 int pool_foreach(struct pool *p, int (*fn)(struct slot *s, void *ud), void *ud);
+/* The slot with the smallest id >= id, or NULL: a cursor that survives slots
+ * leaving the pool between two calls. */
+struct slot *pool_slot_from(struct pool *p, unsigned id);
 void pool_counts(const struct pool *p, unsigned counts[SLOT_NSTATES]);
 struct cg *pool_cg(const struct pool *p);
 /* the run in progress or the last one, NULL when none */

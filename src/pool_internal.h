@@ -2,7 +2,13 @@
 #ifndef CGPOOL_POOL_INTERNAL_H
 #define CGPOOL_POOL_INTERNAL_H
 
+#include "hmap.h"
 #include "pool.h"
+
+/* a list of slots through slot.lprev/lnext */
+struct slot_list {
+	struct slot *head, *tail;
+};
 
 struct pool {
 	struct ev_loop *loop;
@@ -11,15 +17,26 @@ struct pool {
 	struct slot **slots; /* sorted by id */
 	size_t nslots;
 	size_t cap;
+	struct hmap bykey;   /* key -> slot */
+	unsigned counts[SLOT_NSTATES];
+	struct slot_list warm; /* warm slots, lowest id first */
+	struct slot_list idle; /* idle slots, least recently used first */
 	unsigned next_id;
 	ev_io watch_io;
 	ev_timer poll_timer;
+	bool poll_all;       /* some slot has no watch: poll every slot */
+	bool loading;        /* restoring from the state file */
 	struct retire *retire;
 	struct retire_result recent_ret[POOL_RECENT_RETIREMENTS]; /* ring */
 	unsigned nrecent_ret;
 };
 
-void pool_save(struct pool *p);
+/* persist one slot's content (after a transition) */
+void pool_save(struct pool *p, const struct slot *s);
+/* the one place a slot's state changes: counts and lists follow */
+void pool_set_state(struct slot *s, enum slot_state next);
+/* oldest idle slot, or NULL */
+struct slot *pool_oldest_idle(struct pool *p);
 void pool_drop(struct pool *p, struct slot *s);
 void pool_fill_warm(struct pool *p);
 unsigned pool_count_state(const struct pool *p, enum slot_state st);

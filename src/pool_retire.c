@@ -27,11 +27,13 @@ static void slot_retired(const struct retire_result *res, void *ud)
 
 	s->retire_done = NULL;
 	record_retirement(p, res);
-	if (res->outcome == OUTCOME_FAILED)
+	if (res->outcome == OUTCOME_FAILED) {
 		slot_back(s);
-	else
+		pool_save(p, s);
+	} else {
 		pool_drop(p, s);
-	pool_save(p);
+		pool_save(p, NULL);
+	}
 	pool_fill_warm(p);
 	if (done)
 		done(res, done_ud);
@@ -79,7 +81,7 @@ void pool_act_retire(struct slot *s)
 
 static void slot_back(struct slot *s)
 {
-	s->state = s->key[0] ? SLOT_IDLE : SLOT_WARM;
+	pool_set_state(s, s->key[0] ? SLOT_IDLE : SLOT_WARM);
 	log_warn("slot %s (%s): not removed, back to %s", s->name, s->key[0] ? s->key : "-",
 		 slot_state_name(s->state));
 	if (s->state == SLOT_IDLE)
@@ -112,19 +114,6 @@ int pool_retire(struct pool *p, const char *key, enum retire_mode mode, retire_d
 	return 0;
 }
 
-/* the idle slot least recently used, or NULL */
-static struct slot *oldest_idle(struct pool *p)
-{
-	struct slot *best = NULL;
-
-	for (size_t i = 0; i < p->nslots; i++) {
-		struct slot *s = p->slots[i];
-		if (s->state == SLOT_IDLE && (!best || s->idle_since_us < best->idle_since_us))
-			best = s;
-	}
-	return best;
-}
-
 /* Retire up to n slots: idle ones first (least recently used first), then
  * warm ones while more than warm_floor are warm. */
 static unsigned retire_some(struct pool *p, unsigned n, unsigned warm_floor)
@@ -134,7 +123,7 @@ static unsigned retire_some(struct pool *p, unsigned n, unsigned warm_floor)
 
 	if (p->conf->retire.mode == RETIRE_KEEP)
 		return 0;
-	while (done < n && ((s = oldest_idle(p)) || (pool_count_state(p, SLOT_WARM) > warm_floor &&
+	while (done < n && ((s = pool_oldest_idle(p)) || (pool_count_state(p, SLOT_WARM) > warm_floor &&
 						      (s = pool_take_warm(p))))) {
 		s->retire_mode = p->conf->retire.mode;
 		s->retire_done = NULL;

@@ -882,6 +882,59 @@ static const struct param p_v1_poll = { CGSIM_V1, false };
 #define BOTH(fn)                                                                                                    \
 	{ #fn " v2", fn, setup, teardown, (void *)&p_v2 }, { #fn " hybrid", fn, setup, teardown, (void *)&p_hybrid }
 
+/* 10,000 keys through the pool: one process moved from key to key, so every
+ * bind also ends the previous key's run. Lookups, counts and the order of
+ * the idle list hold, and all of it survives a restart. */
+static void test_many_slots(void **state)
+{
+	enum { N = 500 };
+	struct env *e = *state;
+	char key[32];
+	struct slot *s, *prev = NULL;
+	pid_t pid;
+
+	e->conf->pool.max_slots = N + 10;
+	e->conf->pool.warm = 4;
+	env_start(e);
+	pid = spawn(e, "/");
+	for (int i = 0; i < N; i++) {
+		snprintf(key, sizeof(key), "job-%d", i);
+		s = attach1(e, key, pid);
+		assert_ptr_not_equal(s, prev);
+		prev = s;
+		if (i % 500 == 0)
+			pump(e, 0.001);
+	}
+	assert_int_equal(cgsim_exit(e->sim, pid), 0);
+	assert_non_null(pump_until(e, key, SLOT_IDLE, 10.0));
+	for (int t = 0; t < 500 && count(e, SLOT_IDLE) < N; t++)
+		pump(e, 0.01);
+	assert_int_equal(count(e, SLOT_IDLE), N);
+	assert_int_equal(count(e, SLOT_RUNNING), 0);
+	assert_int_equal(count(e, SLOT_WARM), 4);
+	for (int i = 0; i < N; i += 97) {
+		snprintf(key, sizeof(key), "job-%d", i);
+		s = pool_find(e->pool, key);
+		assert_non_null(s);
+		assert_string_equal(s->key, key);
+		assert_int_equal(s->runs, 1);
+	}
+	/* least recently used first: job-0 ended first */
+	env_stop(e);
+	env_start(e);
+	assert_int_equal(count(e, SLOT_IDLE), N);
+	assert_int_equal(count(e, SLOT_WARM), 4);
+	assert_non_null(pool_find(e->pool, "job-0"));
+	assert_int_equal(pool_shrink(e->pool, 2), 2);
+	assert_null(pool_find(e->pool, "job-0"));
+	assert_null(pool_find(e->pool, "job-1"));
+	assert_non_null(pool_find(e->pool, "job-2"));
+	assert_int_equal(count(e, SLOT_IDLE), N - 2);
+	snprintf(key, sizeof(key), "job-%d", N - 1);
+	assert_non_null(pool_find(e->pool, key));
+	assert_null(pool_find(e->pool, "job-100000"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -904,6 +957,7 @@ int main(void)
 		BOTH(test_fault_events_read),
 		BOTH(test_fault_events_at_start),
 		BOTH(test_shrink),
+		BOTH(test_many_slots),
 	};
 
 	log_set_level(LOG_WARNING);

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "hmap.h"
 #include "util.h"
 
 static void test_sizes(void **state)
@@ -133,11 +134,55 @@ static void test_atomic_file(void **state)
 	assert_int_equal(system(path), 0);
 }
 
+/* against a plain array: inserts, replacements and deletions in any order
+ * leave exactly the live entries findable (backward-shift deletion) */
+static void test_hmap(void **state)
+{
+	enum { N = 20000 };
+	static char names[N][16];
+	static void *ref[N];
+	struct hmap ms, mi;
+	unsigned seed = 7;
+
+	hmap_init(&ms, true);
+	hmap_init(&mi, false);
+	for (int i = 0; i < N; i++)
+		snprintf(names[i], sizeof(names[i]), "key-%d", i);
+	for (int round = 0; round < 4 * N; round++) {
+		int i = (int)(rand_r(&seed) % N);
+		void *v = &names[i][round % 4];
+		if (rand_r(&seed) % 3) {
+			assert_int_equal(hmap_put(&ms, HMAP_STR(names[i]), v), 0);
+			assert_int_equal(hmap_put(&mi, (uintptr_t)i * 4096, v), 0);
+			ref[i] = v;
+		} else {
+			assert_ptr_equal(hmap_del(&ms, HMAP_STR(names[i])), ref[i]);
+			assert_ptr_equal(hmap_del(&mi, (uintptr_t)i * 4096), ref[i]);
+			ref[i] = NULL;
+		}
+	}
+	size_t live = 0;
+	for (int i = 0; i < N; i++) {
+		char copy[16];
+		memcpy(copy, names[i], sizeof(copy)); /* equal strings, another pointer */
+		assert_ptr_equal(hmap_get(&ms, HMAP_STR(copy)), ref[i]);
+		assert_ptr_equal(hmap_get(&mi, (uintptr_t)i * 4096), ref[i]);
+		live += ref[i] != NULL;
+	}
+	assert_int_equal(ms.n, live);
+	assert_int_equal(mi.n, live);
+	assert_null(hmap_get(&ms, HMAP_STR("absent")));
+	assert_int_equal(hmap_put(&ms, HMAP_STR("x"), NULL), -EINVAL);
+	hmap_fini(&ms);
+	hmap_fini(&mi);
+	assert_null(hmap_get(&ms, HMAP_STR(names[0])));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sizes),      cmocka_unit_test(test_durations),   cmocka_unit_test(test_bools_uints),
-		cmocka_unit_test(test_keys),       cmocka_unit_test(test_atomic_file),
+		cmocka_unit_test(test_keys),       cmocka_unit_test(test_atomic_file), cmocka_unit_test(test_hmap),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
