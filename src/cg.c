@@ -50,6 +50,18 @@ static int real_inode(void *ctx, const char *path, uint64_t *ino)
 	return 0;
 }
 
+static int real_subdirs(void *ctx, const char *path, uint64_t *n)
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0)
+		return -errno;
+	if (!S_ISDIR(st.st_mode) || st.st_nlink < 2)
+		return -EINVAL;
+	*n = (uint64_t)st.st_nlink - 2;
+	return 0;
+}
+
 static int real_list_dirs(void *ctx, const char *path, int (*fn)(const char *name, void *ud), void *ud)
 {
 	DIR *d = opendir(path);
@@ -96,6 +108,7 @@ const struct cg_fs_ops cg_fs_real = {
 	.list_dirs = real_list_dirs,
 	.open = real_open,
 	.watch = real_watch,
+	.subdirs = real_subdirs,
 };
 
 /* ---- helpers shared with cg_discover.c and cg_res.c */

@@ -60,6 +60,10 @@ struct cg_fs_ops {
 	/* Optional (NULL: no watching, cg_watch_fd() is -1). inotify_add_watch(2)
 	 * on path with mask into the inotify fd ifd; the wd or -errno. */
 	int (*watch)(void *ctx, int ifd, const char *path, uint32_t mask);
+	/* Optional (NULL: every directory is listed). The number of
+	 * subdirectories of a cgroup directory (cgroupfs keeps a directory's
+	 * link count at 2 + its subdirectories), so walks skip the leaves. */
+	int (*subdirs)(void *ctx, const char *path, uint64_t *n);
 };
 extern const struct cg_fs_ops cg_fs_real;
 

@@ -51,12 +51,18 @@ static int count_dir(const char *name, void *ud)
 	size_t len = strlen(w->path);
 	int r;
 
+	uint64_t sub;
+
 	if (w->depth > 64 || len + 1 + strlen(name) >= sizeof(w->path))
 		return -ELOOP;
 	w->dirs++;
 	snprintf(w->path + len, sizeof(w->path) - len, "/%s", name);
 	w->depth++;
-	r = w->cg->ops->list_dirs(w->cg->ctx, w->path, count_dir, w);
+	/* a leaf (most slots) needs no listing: one stat instead of a readdir */
+	if (w->cg->ops->subdirs && w->cg->ops->subdirs(w->cg->ctx, w->path, &sub) == 0 && sub == 0)
+		r = 0;
+	else
+		r = w->cg->ops->list_dirs(w->cg->ctx, w->path, count_dir, w);
 	w->depth--;
 	w->path[len] = '\0';
 	return r == -ENOENT ? 0 : r; /* removed while we walked */
