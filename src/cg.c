@@ -485,7 +485,7 @@ int cg_slot_create(struct cg *cg, const char *name)
 	return existed == cg->nhier ? -EEXIST : 0;
 }
 
-int cg_slot_remove(struct cg *cg, const char *name)
+int cg_slot_rmdir(struct cg *cg, const char *name)
 {
 	char path[PATH_MAX];
 	unsigned gone = 0;
@@ -504,10 +504,25 @@ int cg_slot_remove(struct cg *cg, const char *name)
 			first = r;
 	}
 	if (first < 0)
-		return first; /* still there: its watch and peak fd stay */
+		return first;
+	return gone == cg->nhier ? -ENOENT : 0;
+}
+
+void cg_slot_forget(struct cg *cg, const char *name)
+{
+	if (cg_name_valid(name) < 0)
+		return;
 	cg_slot_unwatch(cg, name);
 	cg_res_forget(cg, name);
-	return gone == cg->nhier ? -ENOENT : 0;
+}
+
+int cg_slot_remove(struct cg *cg, const char *name)
+{
+	int r = cg_slot_rmdir(cg, name);
+
+	if (r == 0 || r == -ENOENT)
+		cg_slot_forget(cg, name); /* gone: else its watch and peak fd stay */
+	return r;
 }
 
 struct list_ctx {

@@ -9,7 +9,15 @@
  *
  * Every file access goes through struct cg_fs_ops so that a simulated
  * cgroupfs can stand in for the kernel in unit tests. All functions return 0
- * or a negative errno; output parameters are written only on success. */
+ * or a negative errno; output parameters are written only on success.
+ *
+ * Threads: the layer belongs to the loop thread. Only the functions marked
+ * [any thread] below may also run on a worker thread (work.h), at the same
+ * time as the loop thread uses the layer: they read only what cg_open set
+ * and never the per-slot bookkeeping (inotify watches, memory.peak fds).
+ * The fs ops must then be thread-safe themselves (cg_fs_real is: plain
+ * syscalls; a simulated one needs a lock). cg_close only when no worker
+ * call is running. */
 #ifndef CGPOOL_CG_H
 #define CGPOOL_CG_H
 
@@ -93,8 +101,17 @@ const struct cg_info *cg_get_info(const struct cg *cg);
 const char *cg_hierarchy_name(enum cg_hierarchy h); /* "v2", "v1", "hybrid" */
 
 /* ---- slots: name is one path component, [A-Za-z0-9._-], not "." or ".." */
-int cg_slot_create(struct cg *cg, const char *name);  /* -EEXIST if it exists already */
-int cg_slot_remove(struct cg *cg, const char *name);  /* rmdir in every hierarchy */
+/* [any thread] -EEXIST if it exists already */
+int cg_slot_create(struct cg *cg, const char *name);
+/* rmdir in every hierarchy (memory last), then forget the slot's watch and
+ * peak fd: cg_slot_rmdir + cg_slot_forget. -ENOENT when it was gone
+ * everywhere already (forgotten too). */
+int cg_slot_remove(struct cg *cg, const char *name);
+/* [any thread] the rmdirs alone; returns what cg_slot_remove would. */
+int cg_slot_rmdir(struct cg *cg, const char *name);
+/* loop thread: after a cg_slot_rmdir that returned 0 or -ENOENT, drop the
+ * slot's inotify watch and memory.peak fd */
+void cg_slot_forget(struct cg *cg, const char *name);
 /* fn is called for each existing child directory of the root whose name
  * starts with prefix (in the memory hierarchy); the layer's own directories
  * (the "cgpoold" leaf, the ".cgpool-probe" probe) are not listed. */
@@ -114,6 +131,7 @@ int cg_slot_nprocs(struct cg *cg, const char *name, unsigned *n);
  * v2 value syntax; on a v1 memory hierarchy the memory keys are mapped to
  * their v1 files. -EOPNOTSUPP when the hierarchy has no equivalent. */
 bool cg_resource_supported(const struct cg *cg, const char *name);
+/* [any thread] */
 int cg_slot_set(struct cg *cg, const char *name, const char *resource, const char *value);
 
 struct cg_memory {
@@ -123,6 +141,8 @@ struct cg_memory {
 	uint64_t file;     /* page cache bytes charged (memory.stat file / cache) */
 	uint64_t anon;     /* anonymous bytes (memory.stat anon / rss) */
 };
+/* Loop thread: on v2 memory.peak is read through the slot's own fd after a
+ * reset (per-slot bookkeeping). */
 int cg_slot_memory(struct cg *cg, const char *name, struct cg_memory *out);
 /* Only some counters (the others read as 0): fewer kernel files read. */
 #define CG_MEM_CURRENT (1u << 0)
@@ -137,8 +157,9 @@ int cg_slot_memory_some(struct cg *cg, const char *name, unsigned what, struct c
  * none for the others. */
 int cg_slot_reset_peak(struct cg *cg, const char *name);
 void cg_slot_peak_close(struct cg *cg, const char *name);
-/* Reclaim up to bytes from the slot: memory.reclaim on v2 (-EAGAIN when the
- * kernel could not reclaim that much), memory.force_empty on v1 (bytes ignored). */
+/* [any thread] Reclaim up to bytes from the slot: memory.reclaim on v2
+ * (-EAGAIN when the kernel could not reclaim that much), memory.force_empty
+ * on v1 (bytes ignored). Either write can take long (it reclaims inline). */
 int cg_slot_reclaim(struct cg *cg, const char *name, uint64_t bytes);
 
 /* ---- population changes without polling. cg_watch_fd() is an inotify fd to

@@ -21,7 +21,9 @@
 #include "pool.h"
 #include "pressure.h"
 #include "retire.h"
+#include "stall.h"
 #include "varlink.h"
+#include "work.h"
 
 enum {
 	EXIT_USAGE = 64,
@@ -36,6 +38,7 @@ struct daemon {
 	const char *socket_override;
 	struct conf *conf;
 	struct cg *cg;
+	struct work *work;
 	struct pool *pool;
 	struct retire *retire;
 	struct pressure *pressure;
@@ -46,7 +49,9 @@ struct daemon {
 	ev_prepare stall_prepare; /* the loop is about to wait */
 	ev_check stall_check;     /* the loop woke up */
 	int64_t woke_us;
+	bool woke_for_work;       /* callbacks were pending when the loop woke */
 	double max_stall_ms;      /* longest stretch of callbacks between two waits */
+	struct stall_hist stall;  /* the iterations that ran callbacks */
 };
 
 static void usage(FILE *f)
@@ -157,6 +162,8 @@ static void on_check(struct ev_loop *loop, ev_check *w, int revents)
 	struct daemon *d = w->data;
 
 	d->woke_us = now_mono_us();
+	/* check watchers run first: anything still pending is the work */
+	d->woke_for_work = ev_pending_count(loop) > 0;
 }
 
 static void on_prepare(struct ev_loop *loop, ev_prepare *w, int revents)
@@ -169,6 +176,8 @@ static void on_prepare(struct ev_loop *loop, ev_prepare *w, int revents)
 	ms = (now_mono_us() - d->woke_us) / 1000.0;
 	if (ms > d->max_stall_ms)
 		d->max_stall_ms = ms;
+	if (d->woke_for_work)
+		stall_hist_add(&d->stall, ms / 1000);
 }
 
 static void on_pressure(void *ud)
@@ -290,7 +299,7 @@ static void raise_nofile(const struct conf *c)
 static int start(struct daemon *d)
 {
 	static const struct vl_server_info vinfo = { "cgpool", "cgpoold", PACKAGE_VERSION, "" };
-	struct manager_hooks hooks = { reload, d, NULL, &d->max_stall_ms };
+	struct manager_hooks hooks = { .reload = reload, .ud = d, .max_stall_ms = &d->max_stall_ms, .stall = &d->stall };
 	char err[512] = "";
 	int fd = -1, r;
 
@@ -307,6 +316,12 @@ static int start(struct daemon *d)
 		conf_errors_free(&errs);
 		return EXIT_CONFIG;
 	}
+	r = work_new(d->loop, WORK_THREADS_DEFAULT, &d->work);
+	if (r < 0) {
+		log_err("worker threads: %s", strerror(-r));
+		return 1;
+	}
+	hooks.work = d->work;
 	r = pool_new(d->loop, d->cg, d->conf, &d->pool);
 	if (r < 0) {
 		log_err("pool: %s", strerror(-r));
@@ -317,6 +332,7 @@ static int start(struct daemon *d)
 		log_err("retirement: %s", strerror(-r));
 		return 1;
 	}
+	retire_set_work(d->retire, d->work);
 	pool_set_retire(d->pool, d->retire);
 	hooks.retire = d->retire;
 	retire_probe(d->retire);
@@ -345,8 +361,13 @@ static void stop(struct daemon *d)
 	manager_free(d->manager);
 	vl_server_free(d->server);
 	pressure_free(d->pressure);
+	/* retire cancels its writes still queued on the workers and waits for
+	 * one running; work_free then runs what is left in the queue (the
+	 * cgroup layer must still be open for that) without calling back, and
+	 * joins the threads */
 	retire_free(d->retire);
 	pool_free(d->pool);
+	work_free(d->work);
 	cg_close(d->cg);
 	conf_free(d->conf);
 }

@@ -503,7 +503,7 @@ static void m_metrics(struct vl_call *call, json_t *params, void *ud)
 {
 	struct manager *m = ud;
 	struct metrics_in in = { m->pool, m->hooks.retire, m->attaches, m->refusals,
-				 m->hooks.max_stall_ms ? *m->hooks.max_stall_ms : 0 };
+				 m->hooks.max_stall_ms ? *m->hooks.max_stall_ms : 0, m->hooks.stall, m->hooks.work };
 	char *text = metrics_text(&in);
 
 	if (!text)

@@ -17,6 +17,8 @@ struct manager_hooks {
 	void *ud;
 	struct retire *retire;     /* retirement engine and LRU probe */
 	const double *max_stall_ms; /* longest loop iteration seen */
+	const struct stall_hist *stall; /* loop iterations that ran callbacks; may be NULL */
+	struct work *work;              /* worker threads for kernel writes; may be NULL */
 };
 
 /* Register the interface and its methods on srv. *conf is read on every call

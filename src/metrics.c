@@ -37,6 +37,35 @@ static void pool_metrics(FILE *f, const struct metrics_in *in)
 	fprintf(f, "cgpool_loop_stall_max_seconds %.6f\n", in->max_stall_ms / 1000);
 }
 
+static void stall_metrics(FILE *f, const struct stall_hist *h)
+{
+	uint64_t cum = 0;
+
+	metric(f, "cgpool_loop_stall_seconds", "histogram",
+	       "Event loop iterations that ran callbacks, by how long they ran.");
+	for (unsigned i = 0; i < STALL_NBOUNDS; i++) {
+		cum += h->bucket[i];
+		fprintf(f, "cgpool_loop_stall_seconds_bucket{le=\"%g\"} %llu\n", stall_bounds[i], (unsigned long long)cum);
+	}
+	fprintf(f, "cgpool_loop_stall_seconds_bucket{le=\"+Inf\"} %llu\n", (unsigned long long)h->count);
+	fprintf(f, "cgpool_loop_stall_seconds_sum %.6f\n", h->sum);
+	fprintf(f, "cgpool_loop_stall_seconds_count %llu\n", (unsigned long long)h->count);
+}
+
+static void work_metrics(FILE *f, struct work *w)
+{
+	struct work_stats st;
+
+	work_get_stats(w, &st);
+	metric(f, "cgpool_kernel_writes_in_flight", "gauge",
+	       "Kernel writes (rmdir, reclaim, mkdir) handed to the worker threads, queued or running.");
+	fprintf(f, "cgpool_kernel_writes_in_flight %llu\n", (unsigned long long)(st.queued + st.running));
+	metric(f, "cgpool_worker_queue_depth", "gauge", "Kernel writes waiting for a worker thread.");
+	fprintf(f, "cgpool_worker_queue_depth %llu\n", (unsigned long long)st.queued);
+	metric(f, "cgpool_worker_writes_total", "counter", "Kernel writes the worker threads carried out.");
+	fprintf(f, "cgpool_worker_writes_total %llu\n", (unsigned long long)st.completed);
+}
+
 static void retire_metrics(FILE *f, const struct metrics_in *in)
 {
 	struct retire_stats st;
@@ -73,6 +102,10 @@ char *metrics_text(const struct metrics_in *in)
 	if (!f)
 		return NULL;
 	pool_metrics(f, in);
+	if (in->stall)
+		stall_metrics(f, in->stall);
+	if (in->work)
+		work_metrics(f, in->work);
 	if (in->retire)
 		retire_metrics(f, in);
 	if (fclose(f) != 0) {

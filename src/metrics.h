@@ -6,6 +6,8 @@
 
 #include "pool.h"
 #include "retire.h"
+#include "stall.h"
+#include "work.h"
 
 struct metrics_in {
 	struct pool *pool;
@@ -13,6 +15,8 @@ struct metrics_in {
 	uint64_t attaches;
 	uint64_t refusals;
 	double max_stall_ms;
+	const struct stall_hist *stall; /* may be NULL */
+	struct work *work;              /* may be NULL */
 };
 
 /* newly allocated text, or NULL on ENOMEM */

@@ -10,6 +10,7 @@
 
 #include "log.h"
 #include "probe.h"
+#include "work.h"
 
 #define DRAIN_STEP (64ULL << 20)  /* bytes asked of memory.reclaim per step */
 #define DRAIN_PARALLEL 2          /* slots draining at once: one reclaim write each per loop pass */
@@ -20,8 +21,21 @@
 #define VERIFY_MAX_S 1.0          /* backoff ceiling */
 #define SETTLE_S 0.05             /* witness readings this far apart must agree ... */
 #define SETTLE_READS_MAX 20       /* ... before a baseline is taken, within this many */
+#define REQUEUE_S 0.01            /* the work queue was full: try the write again this much later */
 
 enum phase { PH_QUEUED, PH_DRAIN, PH_RMDIR, PH_VERIFY };
+
+/* A kernel write handed to the work pool. The worker reads only cg, name,
+ * bytes and rmdir, and writes result times; the job is the loop's. */
+struct wreq {
+	struct job *job;
+	struct cg *cg;
+	char name[32];
+	uint64_t bytes; /* reclaim */
+	bool rmdir;
+	int64_t us;     /* how long the write took */
+	int64_t end_us; /* when it returned */
+};
 
 struct job {
 	struct retire *r;
@@ -37,6 +51,8 @@ struct job {
 	bool has_local;        /* v1: parent_local is the root's local LRU before rmdir */
 	uint64_t parent_local;
 	uint64_t settle_last;
+	uint64_t drain_lru;    /* LRU bytes before the reclaim step in flight */
+	struct wreq *write;    /* a write in flight on a worker: in its phase still, no second one */
 	retire_done_fn done;
 	void *ud;
 	ev_timer timer;
@@ -59,6 +75,9 @@ struct retire {
 	enum lru_reparenting lru;
 	char lru_why[160];
 	struct probe *probe;
+	struct work *work;  /* NULL: kernel writes run on the loop */
+	unsigned writes;    /* in flight on the work pool */
+	unsigned rmdirs;    /* of which rmdirs */
 	struct retire_stats stats;
 };
 
@@ -124,15 +143,102 @@ static void job_finish(struct job *job, enum retire_outcome o)
 	kick(r);
 }
 
-/* ---- timing of kernel writes that run on the loop */
+/* ---- kernel writes: on a worker thread when there is a work pool, else
+ * here; either way the result comes to rmdir_result or reclaim_result */
 
-static int timed(struct retire *r, int res, int64_t t0)
+static void rmdir_result(struct job *job, int e, int64_t end_us);
+static void reclaim_result(struct job *job, int e);
+
+static void note_write(struct retire *r, int64_t us)
 {
-	double ms = (now_mono_us() - t0) / 1000.0;
+	double ms = us / 1000.0;
 
 	if (ms > r->stats.max_write_ms)
 		r->stats.max_write_ms = ms;
-	return res;
+}
+
+/* on a worker thread: nothing of the retirement's state but the request */
+static int write_fn(void *arg)
+{
+	struct wreq *q = arg;
+	int64_t t0 = now_mono_us();
+	int e = q->rmdir ? cg_slot_rmdir(q->cg, q->name) : cg_slot_reclaim(q->cg, q->name, q->bytes);
+
+	q->end_us = now_mono_us();
+	q->us = q->end_us - t0;
+	return e;
+}
+
+/* back on the loop (retire_free cancels what is in flight, so job is alive) */
+static void write_done(int e, void *arg)
+{
+	struct wreq *q = arg;
+	struct job *job = q->job;
+	struct retire *r = job->r;
+	bool rmdir = q->rmdir;
+	int64_t end = q->end_us;
+
+	note_write(r, q->us);
+	job->write = NULL;
+	r->writes--;
+	r->rmdirs -= rmdir;
+	free(q);
+	if (rmdir)
+		rmdir_result(job, e, end);
+	else
+		reclaim_result(job, e);
+}
+
+static void job_later(struct job *job, double after);
+
+static int write_submit(struct job *job, bool rmdir, uint64_t bytes)
+{
+	struct retire *r = job->r;
+	struct wreq *q = calloc(1, sizeof(*q));
+	int e;
+
+	if (!q)
+		return -ENOMEM;
+	q->job = job;
+	q->cg = r->cg;
+	snprintf(q->name, sizeof(q->name), "%s", job->res.name);
+	q->bytes = bytes;
+	q->rmdir = rmdir;
+	e = work_submit(r->work, write_fn, write_done, q);
+	if (e < 0) {
+		free(q);
+		return e;
+	}
+	job->write = q;
+	r->writes++;
+	r->rmdirs += rmdir;
+	return 0;
+}
+
+/* the slot's rmdir (rmdir) or one reclaim step of bytes */
+static void write_start(struct job *job, bool rmdir, uint64_t bytes)
+{
+	struct retire *r = job->r;
+	int64_t t0, end;
+	int e;
+
+	if (r->work) {
+		e = write_submit(job, rmdir, bytes);
+		if (e == 0)
+			return;
+		if (e == -EAGAIN) { /* the queue is full: the loop must not wait */
+			job_later(job, REQUEUE_S);
+			return;
+		}
+	}
+	t0 = now_mono_us();
+	e = rmdir ? cg_slot_rmdir(r->cg, job->res.name) : cg_slot_reclaim(r->cg, job->res.name, bytes);
+	end = now_mono_us();
+	note_write(r, end - t0);
+	if (rmdir)
+		rmdir_result(job, e, end);
+	else
+		reclaim_result(job, e);
 }
 
 static void job_later(struct job *job, double after)
@@ -232,7 +338,10 @@ static void verify_cb(struct ev_loop *loop, ev_timer *w, int revents)
 		job_finish(j, freed_outcome(j));
 		n--;
 	}
-	while ((j = first_expired(r, now)) != NULL) {
+	/* a removal in flight may be counted already: "every one left is still
+	 * dying" is proven only without one (freed verdicts above only get
+	 * fewer from it) */
+	while (r->rmdirs == 0 && (j = first_expired(r, now)) != NULL) {
 		j->res.attributed = true; /* every one of ours left is still dying */
 		if (!j->is_probe)
 			r->base++; /* it stays in the count (the probe's memcg goes once its file is closed) */
@@ -242,7 +351,7 @@ static void verify_cb(struct ev_loop *loop, ev_timer *w, int revents)
 	r->verifying = false;
 	if (n == 0) {
 		r->settled = d.count;
-		r->settled_valid = true;
+		r->settled_valid = r->rmdirs == 0;
 	} else {
 		r->backoff = r->backoff * 1.5 > VERIFY_MAX_S ? VERIFY_MAX_S : r->backoff * 1.5;
 		ev_timer_set(&r->verify_timer, r->backoff, 0.);
@@ -251,12 +360,13 @@ static void verify_cb(struct ev_loop *loop, ev_timer *w, int revents)
 	kick(r); /* what job_finish could not start */
 }
 
-static void verify_add(struct job *job)
+/* removed at rmdir_us (when the rmdir returned) */
+static void verify_add(struct job *job, int64_t rmdir_us)
 {
 	struct retire *r = job->r;
 
 	job->phase = PH_VERIFY;
-	job->rmdir_us = now_mono_us();
+	job->rmdir_us = rmdir_us;
 	job->deadline_us = job->rmdir_us + (int64_t)job->verify_timeout_ms * 1000;
 	r->backoff = VERIFY_FIRST_S;
 	ev_timer_stop(r->loop, &r->verify_timer);
@@ -270,15 +380,14 @@ static void do_rmdir(struct job *job)
 {
 	struct retire *r = job->r;
 	struct cg_dying d;
-	int64_t t0;
-	int e;
 
 	job->phase = PH_RMDIR;
 	job->res.lru_bytes = lru_of(r, job->res.name);
-	/* The baseline is read while none of ours is being verified, and only
-	 * once the witness holds still: a group removed a moment ago (by us or
-	 * anybody) that is being freed would otherwise hide this one. */
-	if (count_phase(r, PH_VERIFY) == 0 && cg_dying(r->cg, &d) == 0) {
+	/* The baseline is read while none of ours is being verified or removed
+	 * (else the one taken for those stands), and only once the witness
+	 * holds still: a group removed a moment ago (by us or anybody) that is
+	 * being freed would otherwise hide this one. */
+	if (count_phase(r, PH_VERIFY) == 0 && r->rmdirs == 0 && cg_dying(r->cg, &d) == 0) {
 		bool unchanged = r->settled_valid && d.count == r->settled;
 		if (!unchanged && job->settle_reads < SETTLE_READS_MAX &&
 		    (job->settle_reads == 0 || d.count != job->settle_last)) {
@@ -290,8 +399,15 @@ static void do_rmdir(struct job *job)
 		r->base = d.count;
 	}
 	job->has_local = cg_root_local_lru(r->cg, &job->parent_local) == 0;
-	t0 = now_mono_us();
-	e = timed(r, cg_slot_remove(r->cg, job->res.name), t0);
+	write_start(job, true, 0);
+}
+
+static void rmdir_result(struct job *job, int e, int64_t end_us)
+{
+	struct retire *r = job->r;
+
+	if (e == 0 || e == -ENOENT)
+		cg_slot_forget(r->cg, job->res.name);
 	if (e == -EBUSY && job->tries < RMDIR_RETRIES) {
 		job->tries++; /* retries so far */
 		job_later(job, RMDIR_RETRY_S);
@@ -303,7 +419,7 @@ static void do_rmdir(struct job *job)
 		job_finish(job, OUTCOME_FAILED);
 		return;
 	}
-	verify_add(job);
+	verify_add(job, end_us);
 	kick(r); /* a drain place may have come free */
 }
 
@@ -311,9 +427,7 @@ static void do_rmdir(struct job *job)
 static void drain_step(struct job *job)
 {
 	struct retire *r = job->r;
-	uint64_t lru = lru_of(r, job->res.name), step;
-	int64_t t0;
-	int e;
+	uint64_t lru = lru_of(r, job->res.name);
 
 	if (lru == 0 || now_mono_us() >= job->deadline_us || job->eagain >= DRAIN_EAGAIN_MAX) {
 		if (lru && job->eagain < DRAIN_EAGAIN_MAX)
@@ -322,15 +436,21 @@ static void drain_step(struct job *job)
 		do_rmdir(job);
 		return;
 	}
-	step = lru < DRAIN_STEP ? lru : DRAIN_STEP;
-	t0 = now_mono_us();
-	e = timed(r, cg_slot_reclaim(r->cg, job->res.name, step), t0);
+	job->drain_lru = lru;
+	write_start(job, false, lru < DRAIN_STEP ? lru : DRAIN_STEP);
+}
+
+static void reclaim_result(struct job *job, int e)
+{
+	struct retire *r = job->r;
+	uint64_t lru = job->drain_lru, after;
+
 	if (e < 0 && e != -EAGAIN) {
 		log_warn("retire %s (%s): reclaim: %s; removing as it is", job->res.name, job->res.key, strerror(-e));
 		do_rmdir(job);
 		return;
 	}
-	uint64_t after = lru_of(r, job->res.name);
+	after = lru_of(r, job->res.name);
 	if (after < lru) {
 		job->res.drained_bytes += lru - after;
 		job->drained_any = true;
@@ -345,6 +465,8 @@ static void job_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
 	struct job *job = w->data;
 
+	if (job->write)
+		return; /* its completion goes on */
 	if (job->phase == PH_DRAIN)
 		drain_step(job);
 	else if (job->phase == PH_RMDIR)
@@ -401,7 +523,7 @@ static void kick(struct retire *r)
 			mode = r->lru == LRU_YES ? RETIRE_REPARENT : RETIRE_DRAIN;
 		}
 		if (mode == RETIRE_DRAIN && count_phase(r, PH_DRAIN) >= DRAIN_PARALLEL)
-			continue; /* the loop would do many reclaim writes in one pass */
+			continue; /* reclaim competes with the jobs for memory and CPU */
 		if (!take_token(r, &wait)) {
 			if (!ev_is_active(&r->rate_timer)) {
 				ev_timer_set(&r->rate_timer, wait, 0.);
@@ -531,8 +653,17 @@ int retire_new(struct ev_loop *loop, struct cg *cg, const struct conf *const *co
 	return 0;
 }
 
+int retire_set_work(struct retire *r, struct work *w)
+{
+	if (r->writes)
+		return -EBUSY;
+	r->work = w;
+	return 0;
+}
+
 /* Jobs still in flight are abandoned: their slots stay as the kernel has
- * them (a slot not yet removed is adopted again at the next start). */
+ * them (a slot not yet removed is adopted again at the next start). A write
+ * queued on the work pool is dropped, one running is waited for. */
 void retire_free(struct retire *r)
 {
 	if (!r)
@@ -542,6 +673,10 @@ void retire_free(struct retire *r)
 		struct job *j = r->jobs;
 		r->jobs = j->next;
 		ev_timer_stop(r->loop, &j->timer);
+		if (j->write) {
+			work_cancel(r->work, j->write);
+			free(j->write);
+		}
 		free(j);
 	}
 	ev_timer_stop(r->loop, &r->rate_timer);

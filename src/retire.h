@@ -5,7 +5,10 @@
  * pages or drain_timeout) -> rmdir (EBUSY retried, bounded) -> verifying (the
  * dying-memcg witnesses of cg_dying() polled with backoff until the group is
  * freed or verify_timeout) -> an outcome. The LRU-reparenting probe (probe.c)
- * is verified by the same machinery. */
+ * is verified by the same machinery. With a work pool (retire_set_work) the
+ * kernel writes that can block (rmdir, each reclaim step) run on a worker
+ * thread; the job stays in its phase meanwhile, and the result comes back
+ * on the loop to the same state machine. Everything else runs on the loop. */
 #ifndef CGPOOL_RETIRE_H
 #define CGPOOL_RETIRE_H
 
@@ -48,13 +51,21 @@ struct retire_stats {
 	uint64_t pinned_bytes;      /* LRU bytes held by slots found pinned */
 	uint64_t in_flight;
 	uint64_t dying;             /* last reading of the witness */
-	double max_write_ms;        /* slowest single kernel write (reclaim, rmdir) */
+	double max_write_ms;        /* slowest single kernel write (reclaim, rmdir), timed where it ran */
 };
 
 struct retire;
 
+struct work;
+
 int retire_new(struct ev_loop *loop, struct cg *cg, const struct conf *const *conf, struct retire **out);
+/* Writes still in flight on the work pool are cancelled (one running is
+ * waited for): free retire before its work pool. */
 void retire_free(struct retire *r);
+/* Run the kernel writes that can block (the slot's rmdir, each reclaim step
+ * of a drain) on the work pool w, NULL: on the loop thread (the default).
+ * -EBUSY while writes are in flight. w must outlive r. */
+int retire_set_work(struct retire *r, struct work *w);
 
 /* Queue the removal of slot directory name (its processes are gone). mode
  * RETIRE_AUTO is resolved with the probe (waiting for it when it runs);

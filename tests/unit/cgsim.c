@@ -13,6 +13,21 @@
 #include <sys/inotify.h>
 #include <unistd.h>
 
+/* ---- the lock */
+
+struct cgsim *sim_lock(const struct cgsim *csim)
+{
+	struct cgsim *sim = (struct cgsim *)csim; /* the lock is not the state */
+
+	pthread_mutex_lock(&sim->mu);
+	return sim;
+}
+
+void sim_unlock_at_exit(struct cgsim **held)
+{
+	pthread_mutex_unlock(&(*held)->mu);
+}
+
 /* ---- call records and injected faults */
 
 static bool pat_match(const char *pat, const char *path)
@@ -28,10 +43,13 @@ static bool pat_match(const char *pat, const char *path)
 	return l >= pl && strcmp(path + l - pl, pat) == 0;
 }
 
-/* record the call, sleep and inject; returns the call's index or -errno */
+/* record the call, sleep and inject; returns the call's index or -errno.
+ * The sleep is taken without the lock (when the caller holds it once, as
+ * the ops do), so a slow call on one thread does not hold up the others. */
 static int op_begin(struct cgsim *sim, enum cgsim_op op, const char *path, const char *val, int *injected)
 {
 	struct call *c = realloc(sim->calls, (sim->ncalls + 1) * sizeof(*c));
+	unsigned usec = 0;
 
 	*injected = 0;
 	if (!c)
@@ -50,12 +68,17 @@ static int op_begin(struct cgsim *sim, enum cgsim_op op, const char *path, const
 		if ((r->op != op && r->op != CGSIM_OP_ANY) || !pat_match(r->pat, path))
 			continue;
 		if (!r->err && r->usec && (op == CGSIM_OP_MKDIR || op == CGSIM_OP_RMDIR || op == CGSIM_OP_WRITE))
-			usleep(r->usec);
+			usec += r->usec;
 		if (r->err && r->count != 0 && !*injected) {
 			if (r->count > 0)
 				r->count--;
 			*injected = r->err;
 		}
+	}
+	if (usec) {
+		pthread_mutex_unlock(&sim->mu);
+		usleep(usec);
+		pthread_mutex_lock(&sim->mu);
 	}
 	return (int)sim->ncalls - 1;
 }
@@ -73,6 +96,7 @@ static int op_end(struct cgsim *sim, int idx, int res)
 static int op_mkdir(void *ctx, const char *path)
 {
 	struct cgsim *sim = ctx;
+	SIM_LOCKED(sim);
 	int inj, i = op_begin(sim, CGSIM_OP_MKDIR, path, NULL, &inj);
 
 	if (i < 0 || inj)
@@ -83,6 +107,7 @@ static int op_mkdir(void *ctx, const char *path)
 static int op_rmdir(void *ctx, const char *path)
 {
 	struct cgsim *sim = ctx;
+	SIM_LOCKED(sim);
 	struct node *n;
 	int f, r, inj, i = op_begin(sim, CGSIM_OP_RMDIR, path, NULL, &inj);
 
@@ -97,6 +122,7 @@ static int op_rmdir(void *ctx, const char *path)
 static ssize_t op_read(void *ctx, const char *path, char *buf, size_t len)
 {
 	struct cgsim *sim = ctx;
+	SIM_LOCKED(sim);
 	int inj, i = op_begin(sim, CGSIM_OP_READ, path, NULL, &inj);
 	ssize_t r;
 
@@ -110,6 +136,7 @@ static ssize_t op_read(void *ctx, const char *path, char *buf, size_t len)
 static int op_write(void *ctx, const char *path, const char *s)
 {
 	struct cgsim *sim = ctx;
+	SIM_LOCKED(sim);
 	struct node *n;
 	int f, r, inj, i = op_begin(sim, CGSIM_OP_WRITE, path, s, &inj);
 
@@ -128,6 +155,7 @@ static int op_write(void *ctx, const char *path, const char *s)
 static int op_inode(void *ctx, const char *path, uint64_t *ino)
 {
 	struct cgsim *sim = ctx;
+	SIM_LOCKED(sim);
 	struct node *n;
 	int f, r, inj, i = op_begin(sim, CGSIM_OP_INODE, path, NULL, &inj);
 
@@ -142,6 +170,7 @@ static int op_inode(void *ctx, const char *path, uint64_t *ino)
 static int op_list(void *ctx, const char *path, int (*fn)(const char *name, void *ud), void *ud)
 {
 	struct cgsim *sim = ctx;
+	SIM_LOCKED(sim);
 	struct node *n;
 	int f, r, inj, i = op_begin(sim, CGSIM_OP_LIST, path, NULL, &inj);
 	char (*names_copy)[NAME_MAX + 1] = NULL;
@@ -170,6 +199,7 @@ static int op_list(void *ctx, const char *path, int (*fn)(const char *name, void
 static int op_open(void *ctx, const char *path, int flags)
 {
 	struct cgsim *sim = ctx;
+	SIM_LOCKED(sim);
 	struct node *n;
 	int f, r, inj, i = op_begin(sim, CGSIM_OP_OPEN, path, NULL, &inj);
 
@@ -188,6 +218,7 @@ static int op_open(void *ctx, const char *path, int flags)
 static int op_watch(void *ctx, int ifd, const char *path, uint32_t mask)
 {
 	struct cgsim *sim = ctx;
+	SIM_LOCKED(sim);
 	struct node *n;
 	char sh[128];
 	int f, r, fd, inj, i = op_begin(sim, CGSIM_OP_WATCH, path, NULL, &inj);
@@ -270,9 +301,14 @@ struct cgsim *cgsim_new(const struct cgsim_opts *opts)
 {
 	struct cgsim *sim = calloc(1, sizeof(*sim));
 	struct cgsim_opts d = cgsim_opts_default(CGSIM_V2);
+	pthread_mutexattr_t ma;
 
 	if (!sim)
 		return NULL;
+	pthread_mutexattr_init(&ma);
+	pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE);
+	pthread_mutex_init(&sim->mu, &ma);
+	pthread_mutexattr_destroy(&ma);
 	sim->o = opts ? *opts : d;
 	snprintf(sim->self, sizeof(sim->self), "%s", sim->o.self ? sim->o.self : d.self);
 	sim->o.self = sim->self;
@@ -322,6 +358,7 @@ void cgsim_free(struct cgsim *sim)
 	free(sim->hook_pat);
 	if (sim->tmpdir[0])
 		rmdir(sim->tmpdir);
+	pthread_mutex_destroy(&sim->mu);
 	free(sim);
 }
 
@@ -337,6 +374,7 @@ const struct cg_fs_ops *cgsim_ops(const struct cgsim *sim)
 
 const char *cgsim_mountinfo(struct cgsim *sim)
 {
+	SIM_LOCKED(sim);
 	char *t = sim->mi_text;
 	size_t o = 0, len = sizeof(sim->mi_text);
 
@@ -359,6 +397,7 @@ const char *cgsim_mountinfo(struct cgsim *sim)
 
 const char *cgsim_proc_self_cgroup(struct cgsim *sim)
 {
+	SIM_LOCKED(sim);
 	struct sb b = { 0 };
 	const struct proc *pr = sim_proc_find(sim, getpid());
 
@@ -373,6 +412,7 @@ const char *cgsim_proc_self_cgroup(struct cgsim *sim)
 
 ssize_t cgsim_peek(struct cgsim *sim, const char *path, char *buf, size_t len)
 {
+	SIM_LOCKED(sim);
 	return sim_do_read(sim, path, buf, len, false);
 }
 
@@ -380,6 +420,7 @@ ssize_t cgsim_peek(struct cgsim *sim, const char *path, char *buf, size_t len)
 
 int cgsim_fail(struct cgsim *sim, enum cgsim_op op, const char *pattern, int err, int count)
 {
+	SIM_LOCKED(sim);
 	struct rule *v;
 
 	if (err >= 0)
@@ -395,6 +436,7 @@ int cgsim_fail(struct cgsim *sim, enum cgsim_op op, const char *pattern, int err
 
 void cgsim_fail_clear(struct cgsim *sim)
 {
+	SIM_LOCKED(sim);
 	for (size_t i = 0; i < sim->nrules; i++)
 		free(sim->rules[i].pat);
 	free(sim->rules);
@@ -404,6 +446,7 @@ void cgsim_fail_clear(struct cgsim *sim)
 
 int cgsim_set_delay(struct cgsim *sim, const char *pattern, unsigned usec)
 {
+	SIM_LOCKED(sim);
 	struct rule *v;
 
 	for (size_t i = 0; i < sim->nrules; i++) {
@@ -423,6 +466,7 @@ int cgsim_set_delay(struct cgsim *sim, const char *pattern, unsigned usec)
 
 unsigned cgsim_calls(const struct cgsim *sim, enum cgsim_op op, const char *pattern)
 {
+	SIM_LOCKED(sim);
 	unsigned c = 0;
 
 	for (size_t i = 0; i < sim->ncalls; i++)
@@ -432,6 +476,7 @@ unsigned cgsim_calls(const struct cgsim *sim, enum cgsim_op op, const char *patt
 
 const char *cgsim_last_write(const struct cgsim *sim, const char *pattern, int *result)
 {
+	SIM_LOCKED(sim);
 	for (size_t i = sim->ncalls; i-- > 0;) {
 		const struct call *c = &sim->calls[i];
 		if (c->op == CGSIM_OP_WRITE && pat_match(pattern, c->path)) {
@@ -445,6 +490,7 @@ const char *cgsim_last_write(const struct cgsim *sim, const char *pattern, int *
 
 void cgsim_calls_clear(struct cgsim *sim)
 {
+	SIM_LOCKED(sim);
 	for (size_t i = 0; i < sim->ncalls; i++) {
 		free(sim->calls[i].path);
 		free(sim->calls[i].val);
@@ -456,6 +502,7 @@ void cgsim_calls_clear(struct cgsim *sim)
 
 int cgsim_on_write(struct cgsim *sim, const char *pattern, cgsim_write_fn fn, void *ud)
 {
+	SIM_LOCKED(sim);
 	char *pat = pattern ? strdup(pattern) : NULL;
 
 	if (pattern && !pat)

@@ -105,7 +105,15 @@
  * the call does anything. Every ops call is recorded (op, path, value written,
  * result), injected failures too.
  *
- * All int functions return 0 or a negative errno. Not thread-safe. */
+ * ---- Threads
+ * One lock (recursive) serializes every ops call and every function here,
+ * so code under test may call the ops from worker threads (write hooks then
+ * run on those threads, with the lock held). A delay (cgsim_set_delay)
+ * sleeps without the lock: a slow rmdir on one thread does not hold up
+ * reads on another. cgsim_options' pointer is not covered: change options
+ * only while no other thread calls into the sim.
+ *
+ * All int functions return 0 or a negative errno. */
 #ifndef CGPOOL_TEST_CGSIM_H
 #define CGPOOL_TEST_CGSIM_H
 

@@ -8,6 +8,7 @@
 #include "cgsim.h"
 
 #include <limits.h>
+#include <pthread.h>
 
 #define HMAX 6
 
@@ -86,6 +87,7 @@ struct call {
 };
 
 struct cgsim {
+	pthread_mutex_t mu; /* recursive: held by every op and public call (SIM_LOCKED) */
 	struct cgsim_opts o;
 	char self[PATH_MAX];
 	struct cg_fs_ops ops;
@@ -118,6 +120,14 @@ struct tot {
 	uint64_t file, anon, dirty, oom;
 	unsigned live, dying, live_mem, dying_mem, live_pids, dying_pids;
 };
+
+/* The one lock: SIM_LOCKED(sim) as the first line of a function holds it
+ * until the function returns (a write hook calls public functions: the
+ * mutex is recursive). cgsim.c */
+struct cgsim *sim_lock(const struct cgsim *sim);
+void sim_unlock_at_exit(struct cgsim **held);
+#define SIM_LOCKED(sim) \
+	struct cgsim *sim_held_ __attribute__((cleanup(sim_unlock_at_exit), unused)) = sim_lock(sim)
 
 /* cgsim_model.c */
 char *sim_rel_path(const struct node *n, char *buf);

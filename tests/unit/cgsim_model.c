@@ -477,6 +477,7 @@ uint64_t sim_proc_exit(struct cgsim *sim, pid_t pid)
 
 int cgsim_mkdir(struct cgsim *sim, const char *path)
 {
+	SIM_LOCKED(sim);
 	struct hier *h;
 	const char *rel = sim_to_rel(sim, path, &h);
 	char part[PATH_MAX], full[PATH_MAX + 64];
@@ -502,6 +503,7 @@ int cgsim_mkdir(struct cgsim *sim, const char *path)
 
 int cgsim_rmdir(struct cgsim *sim, const char *path)
 {
+	SIM_LOCKED(sim);
 	struct hier *h;
 	const char *rel = sim_to_rel(sim, path, &h);
 	int first = 0, gone = 0;
@@ -531,11 +533,13 @@ static struct node *mem_node(struct cgsim *sim, const char *path)
 
 bool cgsim_exists(struct cgsim *sim, const char *path)
 {
+	SIM_LOCKED(sim);
 	return mem_node(sim, path) != NULL;
 }
 
 pid_t cgsim_spawn(struct cgsim *sim, const char *path)
 {
+	SIM_LOCKED(sim);
 	struct hier *h;
 	const char *rel = sim_to_rel(sim, path, &h);
 	struct proc pr = { 0 }, *v;
@@ -575,6 +579,7 @@ pid_t cgsim_spawn(struct cgsim *sim, const char *path)
 
 int cgsim_exit(struct cgsim *sim, pid_t pid)
 {
+	SIM_LOCKED(sim);
 	const struct proc *pr = sim_proc_find(sim, pid);
 
 	if (!pr || pid == getpid())
@@ -586,6 +591,7 @@ int cgsim_exit(struct cgsim *sim, pid_t pid)
 
 int cgsim_move(struct cgsim *sim, pid_t pid, const char *path)
 {
+	SIM_LOCKED(sim);
 	struct hier *h;
 	const char *rel = sim_to_rel(sim, path, &h);
 	struct proc *pr = sim_proc_find(sim, pid);
@@ -605,6 +611,7 @@ int cgsim_move(struct cgsim *sim, pid_t pid, const char *path)
 
 int cgsim_adopt(struct cgsim *sim, pid_t pid, const char *path)
 {
+	SIM_LOCKED(sim);
 	struct proc *v;
 	int r;
 
@@ -627,6 +634,7 @@ int cgsim_adopt(struct cgsim *sim, pid_t pid, const char *path)
 
 int cgsim_nprocs(struct cgsim *sim, const char *path, unsigned *n)
 {
+	SIM_LOCKED(sim);
 	struct node *x = mem_node(sim, path);
 
 	if (!x)
@@ -637,6 +645,7 @@ int cgsim_nprocs(struct cgsim *sim, const char *path, unsigned *n)
 
 int cgsim_charge(struct cgsim *sim, const char *path, uint64_t file_bytes, uint64_t anon_bytes)
 {
+	SIM_LOCKED(sim);
 	struct node *n = mem_node(sim, path);
 
 	sim_pfd_refresh(sim); /* a reset written since the last call happened before this */
@@ -652,6 +661,7 @@ int cgsim_charge(struct cgsim *sim, const char *path, uint64_t file_bytes, uint6
 
 int cgsim_charge_dirty(struct cgsim *sim, const char *path, uint64_t dirty_file_bytes)
 {
+	SIM_LOCKED(sim);
 	struct node *n = mem_node(sim, path);
 	int r = cgsim_charge(sim, path, dirty_file_bytes, 0);
 
@@ -662,6 +672,7 @@ int cgsim_charge_dirty(struct cgsim *sim, const char *path, uint64_t dirty_file_
 
 int cgsim_uncharge(struct cgsim *sim, const char *path, uint64_t file_bytes, uint64_t anon_bytes)
 {
+	SIM_LOCKED(sim);
 	struct node *n = mem_node(sim, path);
 
 	sim_pfd_refresh(sim);
@@ -707,21 +718,25 @@ static uint64_t drop_at(struct cgsim *sim, const char *path, enum drop_kind what
 
 uint64_t cgsim_drop_cache(struct cgsim *sim, const char *path)
 {
+	SIM_LOCKED(sim);
 	return drop_at(sim, path, DROP_CLEAN);
 }
 
 uint64_t cgsim_drop_anon(struct cgsim *sim, const char *path)
 {
+	SIM_LOCKED(sim);
 	return drop_at(sim, path, DROP_ANON);
 }
 
 uint64_t cgsim_writeback(struct cgsim *sim, const char *path)
 {
+	SIM_LOCKED(sim);
 	return drop_at(sim, path, DROP_DIRTY);
 }
 
 int cgsim_oom_kill(struct cgsim *sim, const char *path)
 {
+	SIM_LOCKED(sim);
 	struct node *n = mem_node(sim, path);
 	int ev = sim_file_index("memory.events");
 
@@ -736,6 +751,7 @@ int cgsim_oom_kill(struct cgsim *sim, const char *path)
 
 int cgsim_memory(struct cgsim *sim, const char *path, struct cgsim_mem *out)
 {
+	SIM_LOCKED(sim);
 	struct node *n = mem_node(sim, path);
 	struct tot t;
 
@@ -766,6 +782,7 @@ static unsigned dying_below(const struct node *n, uint64_t *bytes)
 
 unsigned cgsim_dying(struct cgsim *sim, const char *path, uint64_t *bytes)
 {
+	SIM_LOCKED(sim);
 	struct node *n = mem_node(sim, path);
 	uint64_t b = 0;
 	unsigned c = n ? dying_below(n, &b) : 0;
@@ -786,6 +803,7 @@ static void settle(struct cgsim *sim, struct node *n)
 
 void cgsim_settle(struct cgsim *sim)
 {
+	SIM_LOCKED(sim);
 	for (unsigned k = 0; k < sim->nh; k++)
 		settle(sim, sim->h[k].root);
 	sim_reap_all(sim);
