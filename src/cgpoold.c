@@ -333,6 +333,7 @@ static int start(struct daemon *d)
 		return 1;
 	}
 	retire_set_work(d->retire, d->work);
+	pool_set_work(d->pool, d->work);
 	pool_set_retire(d->pool, d->retire);
 	hooks.retire = d->retire;
 	retire_probe(d->retire);

@@ -14,6 +14,7 @@
 #include "log.h"
 #include "pool_internal.h"
 #include "state.h"
+#include "work.h"
 
 #define POLL_INTERVAL 1.0 /* s, population polling where no cgroup.events exists */
 #define MAX_SLOTS_HARD 65535
@@ -119,6 +120,9 @@ void pool_save(struct pool *p, const struct slot *s)
 
 static void list_unlink(struct slot_list *l, struct slot *s)
 {
+	if (!s->listed)
+		return;
+	s->listed = false;
 	if (s->lprev)
 		s->lprev->lnext = s->lnext;
 	else
@@ -145,6 +149,7 @@ static void list_insert(struct slot_list *l, struct slot *s, bool ordered)
 
 	while (ordered && !s->pool->loading && after && goes_before(s, after))
 		after = after->lprev;
+	s->listed = true;
 	s->lprev = after;
 	s->lnext = after ? after->lnext : l->head;
 	if (s->lnext)
@@ -172,7 +177,7 @@ void pool_set_state(struct slot *s, enum slot_state next)
 	p->counts[s->state]--;
 	s->state = next;
 	p->counts[next]++;
-	if (to)
+	if (to && !s->busy) /* a busy slot joins its list when its write is done */
 		list_insert(to, s, true);
 }
 
@@ -249,6 +254,8 @@ void pool_drop(struct pool *p, struct slot *s)
 		list_unlink(list_of(p, s->state), s);
 	p->counts[s->state]--;
 	slot_set_key(s, "");
+	if (s->busy)
+		work_cancel(p->work, s);
 	ev_timer_stop(p->loop, &s->idle_timer);
 	cg_slot_unwatch(p->cg, s->name);
 	free(s);
@@ -269,37 +276,66 @@ static void slot_watch(struct pool *p, struct slot *s)
 	ev_timer_start(p->loop, &p->poll_timer);
 }
 
-/* Create a new warm slot directory. */
-static int pool_grow(struct pool *p, struct slot **out)
+/* The new slot's directory was made (r from cg_slot_create): it joins the
+ * pool, warm, or is given up. */
+static int grow_finish(struct pool *p, struct slot *s, int r)
 {
-	struct slot *s;
-	int r;
-
-	if (p->nslots >= p->conf->pool.max_slots)
-		return -ENOSPC;
-	s = slot_alloc(p, p->next_id);
-	if (!s)
-		return -ENOMEM;
-	r = cg_slot_create(p->cg, s->name);
 	if (r == -EEXIST)
 		r = 0;
 	if (r == 0)
 		r = cg_slot_id(p->cg, s->name, &s->cgroup_id);
+	if (r == 0 && (r = pool_insert(p, s)) < 0)
+		cg_slot_remove(p->cg, s->name);
 	if (r < 0) {
 		log_err("create slot %s: %s", s->name, strerror(-r));
 		free(s);
 		return r;
 	}
-	r = pool_insert(p, s);
-	if (r < 0) {
-		cg_slot_remove(p->cg, s->name);
-		free(s);
-		return r;
-	}
 	slot_watch(p, s);
 	log_info("slot %s: created, warm", s->name);
-	*out = s;
 	return 0;
+}
+
+/* Create a new warm slot directory now, on the loop (a new key found no
+ * warm slot ready). */
+static int pool_grow(struct pool *p, struct slot **out)
+{
+	struct slot *s;
+	int r;
+
+	if (p->nslots + p->ngrowing >= p->conf->pool.max_slots)
+		return -ENOSPC;
+	s = slot_alloc(p, p->next_id);
+	if (!s)
+		return -ENOMEM;
+	r = grow_finish(p, s, cg_slot_create(p->cg, s->name));
+	if (r == 0)
+		*out = s;
+	return r;
+}
+
+/* any thread */
+static int grow_fn(void *arg)
+{
+	struct slot *s = arg;
+
+	return cg_slot_create(s->pool->cg, s->name);
+}
+
+static void grow_done(int r, void *arg)
+{
+	struct slot *s = arg;
+	struct pool *p = s->pool;
+
+	for (struct slot **pp = &p->growing; *pp; pp = &(*pp)->lnext) {
+		if (*pp == s) {
+			*pp = s->lnext;
+			break;
+		}
+	}
+	s->lnext = NULL;
+	p->ngrowing--;
+	grow_finish(p, s, r); /* a failure is logged; the next fill tries again */
 }
 
 unsigned pool_count_state(const struct pool *p, enum slot_state st)
@@ -307,14 +343,34 @@ unsigned pool_count_state(const struct pool *p, enum slot_state st)
 	return p->counts[st];
 }
 
-/* Keep conf.pool.warm slots ready for new keys. */
+/* Keep conf.pool.warm slots ready for new keys: made on the workers when
+ * there are some, the loop goes on meanwhile. */
 void pool_fill_warm(struct pool *p)
 {
+	unsigned warm = p->conf->pool.warm, max = p->conf->pool.max_slots;
 	struct slot *s;
 
-	while (p->counts[SLOT_WARM] < p->conf->pool.warm && p->nslots < p->conf->pool.max_slots)
-		if (pool_grow(p, &s) < 0)
+	while (p->counts[SLOT_WARM] + p->ngrowing < warm && p->nslots + p->ngrowing < max) {
+		if (!p->work) {
+			if (pool_grow(p, &s) < 0)
+				break;
+			continue;
+		}
+		s = slot_alloc(p, p->next_id);
+		if (!s || work_submit(p->work, grow_fn, grow_done, s) < 0) {
+			free(s);
 			break;
+		}
+		p->next_id++; /* taken while it is being made */
+		s->lnext = p->growing;
+		p->growing = s;
+		p->ngrowing++;
+	}
+}
+
+void pool_set_work(struct pool *p, struct work *w)
+{
+	p->work = w;
 }
 
 /* the warm slot with the lowest id */
@@ -401,6 +457,27 @@ static void reset_limits(struct slot *s)
 			cg_slot_set(cg, s->name, resource_defaults[i].name, resource_defaults[i].value);
 }
 
+/* any thread: the reclaim of a recycled slot */
+static int scrub_fn(void *arg)
+{
+	struct slot *s = arg;
+
+	return cg_slot_reclaim(s->pool->cg, s->name, s->scrub_bytes);
+}
+
+static void scrub_done(int r, void *arg)
+{
+	struct slot *s = arg;
+
+	if (r < 0 && r != -EAGAIN)
+		log_warn("slot %s: reclaim: %s", s->name, strerror(-r));
+	if (!s->busy)
+		return; /* run on the loop: the transition goes on */
+	s->busy = false;
+	if (!s->listed && list_of(s->pool, s->state))
+		list_insert(list_of(s->pool, s->state), s, true);
+}
+
 /* Make a slot fit for its next tenant: give back the memory the last key
  * left, put the limits back to the kernel's defaults, forget the key. */
 static void act_scrub(struct slot *s)
@@ -410,9 +487,15 @@ static void act_scrub(struct slot *s)
 	int r;
 
 	if (cg_slot_memory_some(cg, s->name, CG_MEM_CURRENT, &mem) == 0 && mem.current > 0) {
-		r = cg_slot_reclaim(cg, s->name, mem.current);
-		if (r < 0 && r != -EAGAIN)
-			log_warn("slot %s: reclaim: %s", s->name, strerror(-r));
+		s->scrub_bytes = mem.current;
+		r = s->pool->work ? work_submit(s->pool->work, scrub_fn, scrub_done, s) : -ENOSYS;
+		if (r == 0) {
+			s->busy = true; /* out of the warm list until scrub_done */
+			if (list_of(s->pool, s->state))
+				list_unlink(list_of(s->pool, s->state), s);
+		}
+		else
+			scrub_done(scrub_fn(s), s);
 	}
 	reset_limits(s);
 	log_info("slot %s: recycled from key %s after %llu runs", s->name, s->key, (unsigned long long)s->runs);
@@ -873,7 +956,16 @@ void pool_free(struct pool *p)
 		return;
 	ev_io_stop(p->loop, &p->watch_io);
 	ev_timer_stop(p->loop, &p->poll_timer);
+	/* writes still queued for slots are dropped, a running one waited for */
+	while (p->growing) {
+		struct slot *s = p->growing;
+		p->growing = s->lnext;
+		work_cancel(p->work, s);
+		free(s);
+	}
 	for (size_t i = 0; i < p->nslots; i++) {
+		if (p->slots[i]->busy)
+			work_cancel(p->work, p->slots[i]);
 		ev_timer_stop(p->loop, &p->slots[i]->idle_timer);
 		free(p->slots[i]);
 	}

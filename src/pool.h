@@ -50,6 +50,9 @@ struct slot {
 	int64_t idle_since_us;    /* CLOCK_REALTIME, when it became idle */
 	ev_timer idle_timer;
 	struct slot *lprev, *lnext; /* in the pool's warm list (warm) or idle list (idle), else unlinked */
+	bool listed;              /* in one of those lists */
+	bool busy;                /* a kernel write for it runs on a worker: not handed out */
+	uint64_t scrub_bytes;     /* what the worker reclaims */
 	enum retire_mode retire_mode; /* how the pending retirement removes it */
 	retire_done_fn retire_done; /* who waits for the retirement's outcome */
 	void *retire_ud;
@@ -74,6 +77,11 @@ int pool_attach(struct pool *p, const char *key, const char *class_name, const p
 		struct slot **out, pid_t *bad_pid);
 /* The key is finished for now. -ENOENT: no slot for the key. */
 int pool_release(struct pool *p, const char *key, struct slot **out);
+
+/* Kernel writes that can block (mkdir of warm slots, the reclaim of a
+ * recycled slot) run on w's threads; without it (tests) on the loop. */
+struct work;
+void pool_set_work(struct pool *p, struct work *w);
 
 /* Retirement goes through r (verified removal); without it a slot leaving
  * the pool is removed with a plain rmdir and nothing is verified. */

@@ -27,6 +27,9 @@ struct pool {
 	bool poll_all;       /* some slot has no watch: poll every slot */
 	bool loading;        /* restoring from the state file */
 	struct retire *retire;
+	struct work *work;
+	struct slot *growing; /* warm slots being created on a worker (through lnext) */
+	unsigned ngrowing;
 	struct retire_result recent_ret[POOL_RECENT_RETIREMENTS]; /* ring */
 	unsigned nrecent_ret;
 };

@@ -22,6 +22,7 @@
 #include "cgsim.h"
 #include "log.h"
 #include "pool.h"
+#include "work.h"
 #include "util.h"
 
 #define KiB 1024ULL
@@ -882,6 +883,65 @@ static const struct param p_v1_poll = { CGSIM_V1, false };
 #define BOTH(fn)                                                                                                    \
 	{ #fn " v2", fn, setup, teardown, (void *)&p_v2 }, { #fn " hybrid", fn, setup, teardown, (void *)&p_hybrid }
 
+static double ms_since(int64_t t0)
+{
+	return (now_mono_us() - t0) / 1000.0;
+}
+
+/* With worker threads, a slow mkdir of a warm slot and a slow reclaim of a
+ * recycled one do not hold up Attach, and a slot being scrubbed is not handed
+ * to a new key before its reclaim is done. */
+static void test_slow_writes_on_workers(void **state)
+{
+	struct env *e = *state;
+	struct work *w;
+	struct slot *a, *b, *c;
+	pid_t pb = 0;
+	int64_t t0;
+
+	e->conf->pool.idle_timeout_ms = 50;
+	env_start(e);
+	assert_int_equal(work_new(e->loop, 2, &w), 0);
+	pool_set_work(e->pool, w);
+	assert_int_equal(cgsim_set_delay(e->sim, "/slot-2", 300000), 0);
+	assert_int_equal(cgsim_set_delay(e->sim, "/slot-3", 300000), 0);
+	t0 = now_mono_us();
+	a = attach1(e, "a", spawn(e, "/"));
+	pb = spawn(e, "/");
+	b = attach1(e, "b", pb);
+	attach1(e, "a", spawn(e, "/"));
+	assert_true(ms_since(t0) < 150); /* the two mkdirs take 300 ms each, elsewhere */
+	assert_string_equal(a->name, "slot-0");
+	assert_string_equal(b->name, "slot-1");
+	assert_int_equal(count(e, SLOT_WARM), 0);
+	for (int i = 0; i < 200 && count(e, SLOT_WARM) < 2; i++)
+		pump(e, 0.01);
+	assert_int_equal(count(e, SLOT_WARM), 2);
+	assert_true(ms_since(t0) >= 290);
+
+	/* b's slot is recycled with 4 MiB of cache; its reclaim takes 400 ms */
+	assert_int_equal(cgsim_set_delay(e->sim, hybrid(e) ? "/slot-1/memory.force_empty" : "/slot-1/memory.reclaim",
+					 400000), 0);
+	c = run_and_idle(e, "c", 4 * MiB, 0); /* slot-2 */
+	assert_string_equal(c->name, "slot-2");
+	assert_int_equal(cgsim_charge(e->sim, cgpath(e, "slot-1"), 4 * MiB, 0), 0);
+	assert_int_equal(cgsim_exit(e->sim, pb), 0);
+	assert_true(pump_until_gone(e, "b", 2.0));
+	assert_true(b->busy);
+	t0 = now_mono_us();
+	c = attach1(e, "d", spawn(e, "/"));
+	assert_true(ms_since(t0) < 150);
+	assert_string_not_equal(c->name, "slot-1"); /* still being scrubbed */
+	for (int i = 0; i < 100 && b->busy; i++)
+		pump(e, 0.01);
+	assert_false(b->busy);
+	assert_int_equal(b->state, SLOT_WARM);
+	assert_ptr_equal(attach1(e, "e", spawn(e, "/")), b); /* the lowest id, now that it is ready */
+	pool_free(e->pool);
+	e->pool = NULL;
+	work_free(w);
+}
+
 /* 10,000 keys through the pool: one process moved from key to key, so every
  * bind also ends the previous key's run. Lookups, counts and the order of
  * the idle list hold, and all of it survives a restart. */
@@ -958,6 +1018,7 @@ int main(void)
 		BOTH(test_fault_events_at_start),
 		BOTH(test_shrink),
 		BOTH(test_many_slots),
+		BOTH(test_slow_writes_on_workers),
 	};
 
 	log_set_level(LOG_WARNING);
