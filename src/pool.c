@@ -79,12 +79,26 @@ void pool_counts(const struct pool *p, unsigned counts[SLOT_NSTATES])
 		counts[p->slots[i]->state]++;
 }
 
+/* every slot: a snapshot, written before returning (at start-up) */
 void pool_save(struct pool *p)
 {
-	int r = state_save(p->conf->daemon.state_dir, cg_get_info(p->cg)->root, p->next_id,
-			   (const struct slot *const *)p->slots, p->nslots);
+	int r = state_compact(p->state, (const struct slot *const *)p->slots, p->nslots, p->next_id, true);
 	if (r < 0)
-		log_err("state: cannot write %s/state.json: %s", p->conf->daemon.state_dir, strerror(-r));
+		log_err("state: cannot write a snapshot in %s: %s", p->conf->daemon.state_dir, strerror(-r));
+}
+
+/* one slot's transition: a journal record; a snapshot in the background when due */
+void pool_save_slot(struct pool *p, struct slot *s)
+{
+	int r = state_put(p->state, s, p->next_id);
+
+	if (r < 0)
+		log_err("state: cannot record slot %s in %s: %s", s->name, p->conf->daemon.state_dir, strerror(-r));
+	if (state_compact_due(p->state, p->nslots)) {
+		r = state_compact(p->state, (const struct slot *const *)p->slots, p->nslots, p->next_id, false);
+		if (r < 0)
+			log_err("state: cannot start a snapshot in %s: %s", p->conf->daemon.state_dir, strerror(-r));
+	}
 }
 
 /* ---- slot objects */
@@ -128,6 +142,7 @@ static int pool_insert(struct pool *p, struct slot *s)
 void pool_drop(struct pool *p, struct slot *s)
 {
 	size_t i;
+	int r;
 
 	for (i = 0; i < p->nslots && p->slots[i] != s; i++)
 		;
@@ -135,6 +150,10 @@ void pool_drop(struct pool *p, struct slot *s)
 		return;
 	memmove(&p->slots[i], &p->slots[i + 1], (p->nslots - i - 1) * sizeof(*p->slots));
 	p->nslots--;
+	r = state_drop(p->state, s->name, p->next_id);
+	if (r < 0)
+		log_err("state: cannot record the removal of slot %s in %s: %s", s->name, p->conf->daemon.state_dir,
+			strerror(-r));
 	ev_timer_stop(p->loop, &s->idle_timer);
 	cg_slot_unwatch(p->cg, s->name);
 	free(s);
@@ -340,7 +359,7 @@ void pool_slot_event(struct slot *s, enum slot_event ev)
 		log_info("slot %s (%s): %s -> %s on %s", s->name, s->key[0] ? s->key : "-", slot_state_name(prev),
 			 slot_state_name(next), slot_event_name(ev));
 	slot_do(s, prev, act);
-	pool_save(p);
+	pool_save_slot(p, s);
 	if (act & SLOT_ACT_RETIRE)
 		pool_act_retire(s); /* may free s */
 }
@@ -533,7 +552,7 @@ int pool_attach(struct pool *p, const char *key, const char *class_name, const p
 	enum slot_state prev = s->state;
 	s->state = next;
 	slot_do(s, prev, act & ~SLOT_ACT_APPLY);
-	pool_save(p);
+	pool_save_slot(p, s);
 	pool_fill_warm(p);
 	if (r == 0)
 		*out = s;
@@ -643,7 +662,12 @@ static int pool_load(struct pool *p)
 	r = cg_slot_list(p->cg, SLOT_PREFIX, adopt_dir, p);
 	if (r < 0)
 		return r;
-	r = state_load(p->conf->daemon.state_dir, cg_get_info(p->cg)->root, &next_id, &saved, &nsaved);
+	r = state_open(p->loop, p->conf->daemon.state_dir, cg_get_info(p->cg)->root, &p->state);
+	if (r < 0) {
+		log_err("state: cannot open %s: %s", p->conf->daemon.state_dir, strerror(-r));
+		return r;
+	}
+	r = state_load(p->state, &next_id, &saved, &nsaved);
 	if (r == -ENOENT)
 		return 0;
 	if (r < 0) {
@@ -709,5 +733,6 @@ void pool_free(struct pool *p)
 		free(p->slots[i]);
 	}
 	free(p->slots);
+	state_close(p->state);
 	free(p);
 }

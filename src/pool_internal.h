@@ -17,9 +17,11 @@ struct pool {
 	struct retire *retire;
 	struct retire_result recent_ret[POOL_RECENT_RETIREMENTS]; /* ring */
 	unsigned nrecent_ret;
+	struct state *state;
 };
 
 void pool_save(struct pool *p);
+void pool_save_slot(struct pool *p, struct slot *s);
 void pool_drop(struct pool *p, struct slot *s);
 void pool_fill_warm(struct pool *p);
 unsigned pool_count_state(const struct pool *p, enum slot_state st);

@@ -27,11 +27,12 @@ static void slot_retired(const struct retire_result *res, void *ud)
 
 	s->retire_done = NULL;
 	record_retirement(p, res);
-	if (res->outcome == OUTCOME_FAILED)
+	if (res->outcome == OUTCOME_FAILED) {
 		slot_back(s);
-	else
+		pool_save_slot(p, s);
+	} else {
 		pool_drop(p, s);
-	pool_save(p);
+	}
 	pool_fill_warm(p);
 	if (done)
 		done(res, done_ud);

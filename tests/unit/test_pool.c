@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -80,18 +81,29 @@ static void env_stop(struct env *e)
 	e->cg = NULL;
 }
 
+/* the state dir's snapshot and journals */
+static void rm_files(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+
+	while (d && (de = readdir(d)))
+		if (de->d_name[0] != '.')
+			unlinkat(dirfd(d), de->d_name, 0);
+	if (d)
+		closedir(d);
+}
+
 static int teardown(void **state)
 {
 	struct env *e = *state;
-	char p[PATH_MAX];
 
 	env_stop(e);
 	if (e->loop)
 		ev_loop_destroy(e->loop);
 	cgsim_free(e->sim);
 	conf_free(e->conf);
-	snprintf(p, sizeof(p), "%s/state.json", e->state_dir);
-	unlink(p);
+	rm_files(e->state_dir);
 	rmdir(e->state_dir);
 	free(e);
 	return 0;
