@@ -107,13 +107,26 @@ void pool_counts(const struct pool *p, unsigned counts[SLOT_NSTATES])
 	memcpy(counts, p->counts, sizeof(p->counts));
 }
 
+/* every slot: a snapshot, written before returning (at start-up) */
+void pool_save_all(struct pool *p)
+{
+	int r = state_compact(p->state, (const struct slot *const *)p->slots, p->nslots, p->next_id, true);
+	if (r < 0)
+		log_err("state: cannot write a snapshot in %s: %s", p->conf->daemon.state_dir, strerror(-r));
+}
+
+/* one slot's transition: a journal record; a snapshot in the background when due */
 void pool_save(struct pool *p, const struct slot *s)
 {
-	int r = state_save(p->conf->daemon.state_dir, cg_get_info(p->cg)->root, p->next_id,
-			   (const struct slot *const *)p->slots, p->nslots);
-	(void)s;
+	int r = state_put(p->state, s, p->next_id);
+
 	if (r < 0)
-		log_err("state: cannot write %s/state.json: %s", p->conf->daemon.state_dir, strerror(-r));
+		log_err("state: cannot record slot %s in %s: %s", s->name, p->conf->daemon.state_dir, strerror(-r));
+	if (state_compact_due(p->state, p->nslots)) {
+		r = state_compact(p->state, (const struct slot *const *)p->slots, p->nslots, p->next_id, false);
+		if (r < 0)
+			log_err("state: cannot start a snapshot in %s: %s", p->conf->daemon.state_dir, strerror(-r));
+	}
 }
 
 /* ---- lists of warm and idle slots */
@@ -245,6 +258,7 @@ static int pool_insert(struct pool *p, struct slot *s)
 void pool_drop(struct pool *p, struct slot *s)
 {
 	size_t i = index_from(p, s->id);
+	int r;
 
 	if (i == p->nslots || p->slots[i] != s)
 		return;
@@ -256,6 +270,10 @@ void pool_drop(struct pool *p, struct slot *s)
 	slot_set_key(s, "");
 	if (s->busy)
 		work_cancel(p->work, s);
+	r = state_drop(p->state, s->name, p->next_id);
+	if (r < 0)
+		log_err("state: cannot record the removal of slot %s in %s: %s", s->name, p->conf->daemon.state_dir,
+			strerror(-r));
 	ev_timer_stop(p->loop, &s->idle_timer);
 	cg_slot_unwatch(p->cg, s->name);
 	free(s);
@@ -880,7 +898,12 @@ static int restore(struct pool *p)
 	unsigned next_id = 0;
 	int r;
 
-	r = state_load(p->conf->daemon.state_dir, cg_get_info(p->cg)->root, &next_id, &saved, &nsaved);
+	r = state_open(p->loop, p->conf->daemon.state_dir, cg_get_info(p->cg)->root, &p->state);
+	if (r < 0) {
+		log_err("state: cannot open %s: %s", p->conf->daemon.state_dir, strerror(-r));
+		return r;
+	}
+	r = state_load(p->state, &next_id, &saved, &nsaved);
 	if (r == -ENOENT)
 		return 0;
 	if (r < 0) {
@@ -942,7 +965,7 @@ int pool_new(struct ev_loop *loop, struct cg *cg, const struct conf *conf, struc
 		ev_timer_start(loop, &p->poll_timer);
 	}
 	pool_fill_warm(p);
-	pool_save(p, NULL);
+	pool_save_all(p);
 	pool_counts(p, counts);
 	log_info("pool: %zu slots (%u warm, %u running, %u idle)", p->nslots, counts[SLOT_WARM],
 		 counts[SLOT_RUNNING], counts[SLOT_IDLE]);
@@ -971,5 +994,6 @@ void pool_free(struct pool *p)
 	}
 	free(p->slots);
 	hmap_fini(&p->bykey);
+	state_close(p->state);
 	free(p);
 }

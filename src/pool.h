@@ -2,8 +2,8 @@
  *
  * The pool owns every slot below the pool root. A key is bound to at most one
  * slot and a slot to at most one key. State that must survive a daemon restart
- * (which key owns which slot, run counts, recent runs) is written atomically to
- * <state_dir>/state.json after every transition; what the kernel knows (which
+ * (which key owns which slot, run counts, recent runs) is recorded in
+ * <state_dir> after every transition (state.h); what the kernel knows (which
  * slot directories exist, which are populated) is read back from the cgroup
  * tree at start and wins over the file. */
 #ifndef CGPOOL_POOL_H

@@ -32,10 +32,13 @@ struct pool {
 	unsigned ngrowing;
 	struct retire_result recent_ret[POOL_RECENT_RETIREMENTS]; /* ring */
 	unsigned nrecent_ret;
+	struct state *state;
 };
 
-/* persist one slot's content (after a transition) */
+/* persist one slot's content after a transition (a journal record) */
 void pool_save(struct pool *p, const struct slot *s);
+/* write every slot's content at once (a snapshot, at start-up) */
+void pool_save_all(struct pool *p);
 /* the one place a slot's state changes: counts and lists follow */
 void pool_set_state(struct slot *s, enum slot_state next);
 /* oldest idle slot, or NULL */

@@ -31,8 +31,7 @@ static void slot_retired(const struct retire_result *res, void *ud)
 		slot_back(s);
 		pool_save(p, s);
 	} else {
-		pool_drop(p, s);
-		pool_save(p, NULL);
+		pool_drop(p, s); /* a drop record */
 	}
 	pool_fill_warm(p);
 	if (done)

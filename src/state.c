@@ -1,173 +1,439 @@
-/* state.c - what must survive a daemon restart, in <state_dir>/state.json
+/* state.c - what must survive a daemon restart: which key owns which slot,
+ * its class, state, run count and recent runs.
  *
- * The file is rewritten whole through rename(2) after every transition, so a
- * daemon killed at any moment leaves either the previous or the new content.
- * It lives on /run (tmpfs): it needs to survive the daemon, not a reboot, so
- * it is not fsync'ed. */
+ * Layout of <state_dir>:
+ *   state.json     the snapshot: {"version":2, "root":R, "next_id":N,
+ *                  "journal":SEQ, "slots":[slot, ...]}; it holds everything
+ *                  recorded in the journals numbered below SEQ
+ *   journal.<SEQ>  newline-terminated JSON lines: a header {"version":2,
+ *                  "root":R, "journal":SEQ}, then records {"put":slot,
+ *                  "next_id":N} (the slot's whole current content) and
+ *                  {"drop":"slot-<n>", "next_id":N} (the slot is gone)
+ *   state.json.tmp a snapshot being written (O_EXCL|O_NOFOLLOW, 0644);
+ *                  removed at open when a compaction died
+ * Loading is the snapshot, then every journal numbered SEQ or above in
+ * order, the last record of a slot winning (state_load.c). A version 1
+ * state.json (one file rewritten whole, no journals) loads as a snapshot.
+ *
+ * Crash safety. A transition costs one record: one write(2) of one line to
+ * the current journal (O_APPEND), done before the client hears of it. The
+ * state dir lives on /run, a tmpfs: what write(2) returned for is in the
+ * page cache, which survives the daemon (kill -9 included) but not a
+ * reboot, and the state is of no use after a reboot (the cgroups are gone
+ * too). So nothing is fsync'ed. A daemon killed mid-write leaves a last line
+ * without its newline: loading ignores it, and the next daemon never appends
+ * after it (each daemon, and each failed write, starts a new journal file).
+ *
+ * Compaction keeps the journals short: the parent closes the current journal
+ * and starts journal.<SEQ+1> (new records go there), then forks; the child
+ * serializes the slots as they were at the fork into state.json.tmp, renames
+ * it over state.json (whose "journal" is SEQ+1) and exits; when the loop
+ * reaps it with success, the parent unlinks the journals below SEQ+1. A
+ * crash between any two steps leaves the old snapshot with every journal it
+ * needs, or the new one with journals it skips. One compaction at a time;
+ * one that fails keeps the journals and is retried once they grow again. */
 #include "config.h"
 
-#include "state.h"
+#include "state_internal.h"
 
+#include <dirent.h>
 #include <errno.h>
-#include <jansson.h>
-#include <limits.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "pool.h"
 #include "util.h"
 
-#define STATE_VERSION 1
-#define STATE_FILE "state.json"
+#define COMPACT_MIN_BYTES (1024 * 1024) /* journals below this are never compacted */
+#define SLOT_JSON_MIN 160               /* bytes of the smallest slot object */
+#define JOURNAL_TRIES 16                /* journal numbers tried when one exists */
 
-static json_t *run_to_json(const struct run *r)
+static void child_cb(struct ev_loop *loop, ev_child *w, int revents);
+
+/* ---- the directory */
+
+static void remove_stale_temps(struct state *st)
 {
-	return json_pack("{s:I, s:I, s:i, s:I, s:I, s:I}", "started", (json_int_t)r->started_us, "ended",
-			 (json_int_t)r->ended_us, "exit_status", r->exit_status, "memory_peak",
-			 (json_int_t)r->memory_peak, "oom_kills", (json_int_t)r->oom_kills, "oom_base",
-			 (json_int_t)r->oom_base);
-}
+	int fd = openat(st->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct dirent *de;
+	DIR *d;
 
-static json_t *slot_to_json(const struct slot *s)
-{
-	json_t *runs = json_array();
-	unsigned n = s->nrecent < SLOT_RECENT_RUNS ? s->nrecent : SLOT_RECENT_RUNS;
-
-	for (unsigned i = 0; i < n; i++) {
-		unsigned idx = (s->nrecent - n + i) % SLOT_RECENT_RUNS;
-		json_array_append_new(runs, run_to_json(&s->recent[idx]));
+	if (fd < 0 || !(d = fdopendir(fd))) {
+		if (fd >= 0)
+			close(fd);
+		return;
 	}
-	return json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:o}", "name", s->name, "key", s->key, "class",
-			 s->class_name, "state", slot_state_name(s->state), "runs", (json_int_t)s->runs,
-			 "cgroup_id", (json_int_t)s->cgroup_id, "idle_since", (json_int_t)s->idle_since_us,
-			 "recent_runs", runs);
+	while ((de = readdir(d)))
+		if (strncmp(de->d_name, STATE_TEMP, strlen(STATE_TEMP)) == 0 &&
+		    unlinkat(st->dirfd, de->d_name, 0) == 0)
+			log_info("state: %s/%s: left by a compaction that did not finish; removed", st->dir,
+				 de->d_name);
+	closedir(d);
 }
 
-int state_save(const char *dir, const char *root, unsigned next_id, const struct slot *const *slots, size_t n)
+static void unlink_journals_below(struct state *st, uint64_t seq)
 {
-	char path[PATH_MAX];
-	json_t *arr = json_array(), *top;
-	char *text;
-	int r;
+	char name[STATE_NAME_MAX];
+	uint64_t *v;
+	size_t n;
 
-	for (size_t i = 0; i < n; i++)
-		json_array_append_new(arr, slot_to_json(slots[i]));
-	top = json_pack("{s:i, s:s, s:i, s:o}", "version", STATE_VERSION, "root", root, "next_id", (int)next_id,
-			"slots", arr);
-	if (!top)
+	if (state_journals(st->dirfd, &v, &n) < 0)
+		return; /* they are skipped at load, and tried again next time */
+	for (size_t i = 0; i < n && v[i] < seq; i++) {
+		state_journal_name(name, v[i]);
+		if (unlinkat(st->dirfd, name, 0) < 0)
+			log_warn("state: unlink %s/%s: %s", st->dir, name, strerror(errno));
+	}
+	free(v);
+}
+
+int state_open(struct ev_loop *loop, const char *dir, const char *root, struct state **out)
+{
+	struct state *st = calloc(1, sizeof(*st));
+	uint64_t *seqs = NULL;
+	size_t n = 0;
+	int r = -ENOMEM;
+
+	if (!st)
 		return -ENOMEM;
-	text = json_dumps(top, JSON_COMPACT);
-	json_decref(top);
+	st->loop = loop;
+	st->dirfd = st->jfd = -1;
+	st->dir = strdup(dir);
+	st->root = strdup(root);
+	if (!st->dir || !st->root)
+		goto fail;
+	r = mkdir_p(dir, 0755);
+	if (r < 0)
+		goto fail;
+	st->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (st->dirfd < 0) {
+		r = -errno;
+		goto fail;
+	}
+	r = state_journals(st->dirfd, &seqs, &n);
+	if (r < 0)
+		goto fail;
+	st->seq = n ? seqs[n - 1] + 1 : 1;
+	free(seqs);
+	remove_stale_temps(st);
+	ev_child_init(&st->child, child_cb, 0, 0);
+	st->child.data = st;
+	*out = st;
+	return 0;
+fail:
+	state_close(st);
+	return r;
+}
+
+/* ---- the journal */
+
+static int write_line(int fd, const char *buf, size_t len)
+{
+	ssize_t n;
+
+	do
+		n = write(fd, buf, len);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EIO;
+}
+
+/* json + '\n' in buf (of size *len), or in a new allocation */
+static char *record_text(json_t *rec, char *buf, size_t *len)
+{
+	size_t need = json_dumpb(rec, NULL, 0, JSON_COMPACT);
+	char *text = need + 1 <= *len ? buf : malloc(need + 1);
+
+	if (!need || !text)
+		return NULL;
+	json_dumpb(rec, text, need, JSON_COMPACT);
+	text[need] = '\n';
+	*len = need + 1;
+	return text;
+}
+
+/* the current journal is not used any more: records go to a new file */
+static void journal_end(struct state *st)
+{
+	if (st->jfd < 0)
+		return;
+	close(st->jfd);
+	st->jfd = -1;
+	st->seq++;
+}
+
+static int journal_create(struct state *st, char name[STATE_NAME_MAX])
+{
+	for (int i = 0; i < JOURNAL_TRIES; i++, st->seq++) {
+		int fd;
+		state_journal_name(name, st->seq);
+		fd = openat(st->dirfd, name, O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+		if (fd >= 0)
+			return fd;
+		if (errno != EEXIST)
+			return -errno;
+	}
+	return -EEXIST;
+}
+
+static int journal_start(struct state *st)
+{
+	json_t *hdr = json_pack("{s:i, s:s, s:I}", "version", STATE_VERSION, "root", st->root, "journal",
+				(json_int_t)st->seq);
+	char name[STATE_NAME_MAX], buf[512], *text;
+	size_t len = sizeof(buf);
+	int fd, r;
+
+	text = hdr ? record_text(hdr, buf, &len) : NULL;
+	json_decref(hdr);
 	if (!text)
 		return -ENOMEM;
-	r = mkdir_p(dir, 0755);
-	if (r == 0 && snprintf(path, sizeof(path), "%s/%s", dir, STATE_FILE) >= (int)sizeof(path))
-		r = -ENAMETOOLONG;
+	fd = journal_create(st, name);
+	r = fd < 0 ? fd : write_line(fd, text, len);
+	if (text != buf)
+		free(text);
+	if (r < 0) { /* the caller says what it was for */
+		if (fd >= 0) {
+			close(fd);
+			unlinkat(st->dirfd, name, 0);
+		}
+		return r;
+	}
+	st->jfd = fd;
+	st->jbytes += len;
+	return 0;
+}
+
+/* takes rec */
+static int journal_append(struct state *st, json_t *rec)
+{
+	char buf[4096], *text;
+	size_t len = sizeof(buf);
+	int r;
+
+	text = rec ? record_text(rec, buf, &len) : NULL;
+	json_decref(rec);
+	if (!text)
+		return -ENOMEM;
+	r = st->jfd < 0 ? journal_start(st) : 0;
 	if (r == 0)
-		r = file_write_atomic(path, text, strlen(text), 0644);
-	free(text);
+		r = write_line(st->jfd, text, len);
+	if (text != buf)
+		free(text);
+	if (r == 0) {
+		st->jbytes += len;
+	} else if (st->jfd >= 0) {
+		log_err("state: write %s/" STATE_JOURNAL "%llu: %s; the next record starts a new journal", st->dir,
+			(unsigned long long)st->seq, r == -EIO ? "short write" : strerror(-r));
+		journal_end(st);
+	}
 	return r;
 }
 
-static int run_from_json(json_t *j, struct run *r)
+int state_put(struct state *st, const struct slot *s, unsigned next_id)
 {
-	json_int_t started, ended, peak, ooms, base;
-	int status;
+	json_t *j = state_slot_to_json(s);
 
-	if (json_unpack(j, "{s:I, s:I, s:i, s:I, s:I, s:I}", "started", &started, "ended", &ended, "exit_status",
-			&status, "memory_peak", &peak, "oom_kills", &ooms, "oom_base", &base) < 0)
-		return -EINVAL;
-	r->started_us = started;
-	r->ended_us = ended;
-	r->exit_status = status;
-	r->memory_peak = (uint64_t)peak;
-	r->oom_kills = (uint64_t)ooms;
-	r->oom_base = (uint64_t)base;
-	return 0;
+	return journal_append(st, j ? json_pack("{s:o, s:I}", "put", j, "next_id", (json_int_t)next_id) : NULL);
 }
 
-static int slot_from_json(json_t *j, struct slot *s)
+int state_drop(struct state *st, const char *name, unsigned next_id)
 {
-	const char *name, *key, *cls, *state;
-	json_int_t runs, id, idle;
-	json_t *recent, *run;
-	size_t i;
+	return journal_append(st, json_pack("{s:s, s:I}", "drop", name, "next_id", (json_int_t)next_id));
+}
 
-	if (json_unpack(j, "{s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:o}", "name", &name, "key", &key, "class", &cls,
-			"state", &state, "runs", &runs, "cgroup_id", &id, "idle_since", &idle, "recent_runs",
-			&recent) < 0 ||
-	    !json_is_array(recent))
-		return -EINVAL;
-	if (strlen(name) >= sizeof(s->name) || strncmp(name, SLOT_PREFIX, strlen(SLOT_PREFIX)) != 0 ||
-	    strchr(name, '/') || strlen(cls) >= sizeof(s->class_name) || runs < 0)
-		return -EINVAL;
-	if (*key) {
-		const char *why;
-		if (key_validate(key, &why) < 0)
-			return -EINVAL;
-	}
-	if (slot_state_parse(state, &s->state) < 0)
-		return -EINVAL;
-	strcpy(s->name, name);
-	strcpy(s->key, key);
-	strcpy(s->class_name, cls);
-	s->runs = (uint64_t)runs;
-	s->cgroup_id = (uint64_t)id;
-	s->idle_since_us = idle;
-	s->nrecent = 0;
-	json_array_foreach(recent, i, run) {
-		if (i >= SLOT_RECENT_RUNS || run_from_json(run, &s->recent[i]) < 0)
-			return -EINVAL;
-		s->nrecent++;
+/* ---- the snapshot */
+
+static int write_all(int fd, const char *p, size_t len)
+{
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		p += n;
+		len -= (size_t)n;
 	}
 	return 0;
 }
 
-static int slots_from_json(json_t *arr, struct slot ***out, size_t *n)
+static char *snapshot_text(struct state *st, const struct slot *const *slots, size_t n, unsigned next_id,
+			   uint64_t seq)
 {
-	size_t cnt = json_array_size(arr), i;
-	struct slot **v = calloc(cnt ? cnt : 1, sizeof(*v));
-	json_t *j;
+	json_t *arr = json_array(), *top;
+	char *text;
 
-	if (!v)
-		return -ENOMEM;
-	json_array_foreach(arr, i, j) {
-		v[i] = calloc(1, sizeof(**v));
-		if (!v[i] || slot_from_json(j, v[i]) < 0) {
-			for (size_t k = 0; k <= i; k++)
-				free(v[k]);
-			free(v);
-			return -EINVAL;
+	for (size_t i = 0; arr && i < n; i++) {
+		if (json_array_append_new(arr, state_slot_to_json(slots[i])) < 0) {
+			json_decref(arr);
+			return NULL;
 		}
 	}
-	*out = v;
-	*n = cnt;
+	top = arr ? json_pack("{s:i, s:s, s:I, s:I, s:o}", "version", STATE_VERSION, "root", st->root, "next_id",
+			      (json_int_t)next_id, "journal", (json_int_t)seq, "slots", arr)
+		  : NULL;
+	text = top ? json_dumps(top, JSON_COMPACT) : NULL;
+	json_decref(top);
+	return text;
+}
+
+/* state.json.tmp, then rename over state.json */
+static int snapshot_write(struct state *st, const struct slot *const *slots, size_t n, unsigned next_id,
+			  uint64_t seq)
+{
+	char *text = snapshot_text(st, slots, n, next_id, seq);
+	int fd, r;
+
+	if (!text)
+		return -ENOMEM;
+	fd = openat(st->dirfd, STATE_TEMP, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0 && errno == EEXIST && unlinkat(st->dirfd, STATE_TEMP, 0) == 0)
+		fd = openat(st->dirfd, STATE_TEMP, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		free(text);
+		return -errno;
+	}
+	r = write_all(fd, text, strlen(text));
+	free(text);
+	if (close(fd) < 0 && r == 0)
+		r = -errno;
+	if (r == 0 && renameat(st->dirfd, STATE_TEMP, st->dirfd, STATE_SNAPSHOT) < 0)
+		r = -errno;
+	if (r < 0)
+		unlinkat(st->dirfd, STATE_TEMP, 0);
+	return r;
+}
+
+static uint64_t compact_threshold(const struct state *st, size_t nslots)
+{
+	uint64_t snap = st->snap_bytes > nslots * SLOT_JSON_MIN ? st->snap_bytes : nslots * SLOT_JSON_MIN;
+
+	return snap * 2 > COMPACT_MIN_BYTES ? snap * 2 : COMPACT_MIN_BYTES;
+}
+
+bool state_compact_due(const struct state *st, size_t nslots)
+{
+	return !st->child_pid && st->jbytes > compact_threshold(st, nslots) && st->jbytes > st->due_floor;
+}
+
+/* the snapshot for journals below seq is in place */
+static void compaction_done(struct state *st, uint64_t seq, uint64_t covered)
+{
+	struct stat sb;
+
+	unlink_journals_below(st, seq);
+	if (fstatat(st->dirfd, STATE_SNAPSHOT, &sb, AT_SYMLINK_NOFOLLOW) == 0)
+		st->snap_bytes = (uint64_t)sb.st_size;
+	st->jbytes = st->jbytes > covered ? st->jbytes - covered : 0;
+	st->due_floor = 0;
+}
+
+static void child_done(struct state *st, int status)
+{
+	double ms = (now_mono_us() - st->child_start_us) / 1e3;
+
+	st->child_pid = 0;
+	if (status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+		compaction_done(st, st->child_seq, st->child_covered);
+		log_info("state: snapshot of %zu slots written in %.0f ms", st->child_nslots, ms);
+		return;
+	}
+	unlinkat(st->dirfd, STATE_TEMP, 0);
+	st->due_floor = st->jbytes + compact_threshold(st, st->child_nslots);
+	if (status != -1 && WIFEXITED(status))
+		log_err("state: snapshot %s/" STATE_SNAPSHOT ": %s; the journals are kept", st->dir,
+			strerror(WEXITSTATUS(status)));
+	else
+		log_err("state: snapshot %s/" STATE_SNAPSHOT ": writer %s; the journals are kept", st->dir,
+			status == -1 ? "lost" : "killed by a signal");
+}
+
+static void child_cb(struct ev_loop *loop, ev_child *w, int revents)
+{
+	struct state *st = w->data;
+
+	ev_child_stop(loop, w);
+	child_done(st, w->rstatus);
+}
+
+/* block until the running compaction ends */
+static void child_wait(struct state *st)
+{
+	int status = -1;
+	pid_t r;
+
+	ev_child_stop(st->loop, &st->child); /* its event may be pending: rstatus has it then */
+	do
+		r = waitpid(st->child_pid, &status, 0);
+	while (r < 0 && errno == EINTR);
+	if (r < 0)
+		status = st->child.rpid == st->child_pid ? st->child.rstatus : -1;
+	child_done(st, status);
+}
+
+static int compact_fork(struct state *st, const struct slot *const *slots, size_t n, unsigned next_id,
+			uint64_t covered)
+{
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -errno;
+	if (pid == 0)
+		_exit(-snapshot_write(st, slots, n, next_id, st->seq) & 0xff);
+	ev_child_set(&st->child, pid, 0);
+	st->child.rpid = 0;
+	ev_child_start(st->loop, &st->child);
+	st->child_pid = pid;
+	st->child_seq = st->seq;
+	st->child_covered = covered;
+	st->child_nslots = n;
+	st->child_start_us = now_mono_us();
 	return 0;
 }
 
-int state_load(const char *dir, const char *root, unsigned *next_id, struct slot ***out, size_t *n)
+int state_compact(struct state *st, const struct slot *const *slots, size_t n, unsigned next_id, bool now)
 {
-	char path[PATH_MAX];
-	json_t *top, *slots;
-	const char *saved_root;
-	int version, next, r;
+	uint64_t covered;
+	int r;
 
-	if (snprintf(path, sizeof(path), "%s/%s", dir, STATE_FILE) >= (int)sizeof(path))
-		return -ENAMETOOLONG;
-	top = json_load_file(path, JSON_REJECT_DUPLICATES, NULL);
-	if (!top)
-		return access(path, F_OK) == 0 ? -EINVAL : -ENOENT;
-	r = -EINVAL;
-	if (json_unpack(top, "{s:i, s:s, s:i, s:o}", "version", &version, "root", &saved_root, "next_id", &next,
-			"slots", &slots) < 0 ||
-	    version != STATE_VERSION || strcmp(saved_root, root) != 0 || !json_is_array(slots) || next < 0)
-		goto out;
-	r = slots_from_json(slots, out, n);
-	if (r == 0)
-		*next_id = (unsigned)next;
-out:
-	json_decref(top);
-	return r;
+	if (st->child_pid) {
+		if (!now)
+			return -EBUSY;
+		child_wait(st);
+	}
+	journal_end(st);
+	covered = st->jbytes;
+	r = journal_start(st); /* journal.<seq> exists before a snapshot names it */
+	if (r < 0)
+		return r;
+	if (now || !st->loop || !ev_is_default_loop(st->loop)) {
+		r = snapshot_write(st, slots, n, next_id, st->seq);
+		if (r == 0)
+			compaction_done(st, st->seq, covered);
+		return r; /* on failure the journals stay, the caller logs */
+	}
+	return compact_fork(st, slots, n, next_id, covered);
+}
+
+void state_close(struct state *st)
+{
+	if (!st)
+		return;
+	if (st->child_pid)
+		child_wait(st);
+	if (st->jfd >= 0)
+		close(st->jfd);
+	if (st->dirfd >= 0)
+		close(st->dirfd);
+	free(st->dir);
+	free(st->root);
+	free(st);
 }

@@ -1,16 +1,43 @@
-/* state.h - what must survive a daemon restart, in <state_dir>/state.json */
+/* state.h - what must survive a daemon restart: a snapshot and journals in
+ * <state_dir> (the layout and the crash argument are in state.c) */
 #ifndef CGPOOL_STATE_H
 #define CGPOOL_STATE_H
 
+#include <ev.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 struct slot;
+struct state;
 
-/* Write every slot's key, class, state, run count and recent runs atomically. */
-int state_save(const char *dir, const char *root, unsigned next_id, const struct slot *const *slots, size_t n);
-/* Read them back as detached struct slot copies (free each and the array).
- * -ENOENT: no state file. -EINVAL: unreadable, another version, or written
- * for another pool root. */
-int state_load(const char *dir, const char *root, unsigned *next_id, struct slot ***out, size_t *n);
+/* Create dir (0755) if needed and remove temporary files a dead compaction
+ * left; nothing is read yet. The loop runs compactions in the background
+ * (only the default loop can: with any other loop, or NULL, they run in the
+ * calling process). root is the pool root the state belongs to. */
+int state_open(struct ev_loop *loop, const char *dir, const char *root, struct state **out);
+/* NULL ok; waits for a running compaction and reaps it */
+void state_close(struct state *st);
+
+/* The snapshot, then every journal it does not cover, as detached struct
+ * slot copies (free each and the array), sorted by slot id. -ENOENT: no state
+ * at all. -EINVAL: the snapshot is unreadable or not ours, or state written
+ * for another pool root. A bad slot entry or journal record is dropped alone,
+ * with a warning; a torn last journal line (the daemon died mid-write) is
+ * ignored. */
+int state_load(struct state *st, unsigned *next_id, struct slot ***out, size_t *n);
+
+/* Append one record with the slot's current content (or its removal) to the
+ * journal: one write(2) of one line. The record is in the file (and survives
+ * the daemon) when this returns 0. */
+int state_put(struct state *st, const struct slot *s, unsigned next_id);
+int state_drop(struct state *st, const char *name, unsigned next_id);
+
+/* Write a snapshot of exactly these slots and start a new journal. now:
+ * in this process, before returning (at start-up); else in a child process
+ * the loop reaps, the slots as they are at this call: -EBUSY while one runs.
+ * A failed compaction loses nothing: the journals stay. */
+int state_compact(struct state *st, const struct slot *const *slots, size_t n, unsigned next_id, bool now);
+/* the journals have grown enough that a compaction pays off, and none runs */
+bool state_compact_due(const struct state *st, size_t nslots);
 
 #endif

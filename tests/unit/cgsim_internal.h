@@ -36,6 +36,8 @@ struct hier {
 	bool v2;
 	unsigned ctrls;
 	struct node *root;
+	uint64_t pop_sig;   /* where the processes were when npop was last counted */
+	bool pop_counted;
 };
 
 #define NFILES 48
@@ -68,6 +70,8 @@ struct proc {
 
 struct pfd {
 	int fd; /* our dup of what ops->open returned */
+	int theirs;   /* what ops->open returned: once the caller closed it, the pfd goes */
+	uint64_t ino; /* of the memfd, to tell a reused fd number */
 	struct node *node;
 	uint64_t peak;
 	char last[32];

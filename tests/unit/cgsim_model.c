@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -275,8 +276,19 @@ static void zero_pop(struct node *n)
 }
 
 /* npop: processes in each cgroup's subtree */
+/* Recounted only when a process moved, came or went since the last count
+ * (a new cgroup starts at 0, which is right: nobody is in it yet). */
 void sim_count_pop(struct cgsim *sim, struct hier *h)
 {
+	uint64_t sig = 0xcbf29ce484222325ULL ^ sim->nprocs;
+
+	for (size_t i = 0; i < sim->nprocs; i++)
+		sig = (sig ^ (uint64_t)sim->procs[i].pid ^ ((uint64_t)(uintptr_t)sim->procs[i].at[h - sim->h] << 16)) *
+		      0x100000001b3ULL;
+	if (h->pop_counted && sig == h->pop_sig)
+		return;
+	h->pop_sig = sig;
+	h->pop_counted = true;
 	zero_pop(h->root);
 	for (size_t i = 0; i < sim->nprocs; i++)
 		for (struct node *n = sim->procs[i].at[h - sim->h]; n; n = n->parent)
@@ -321,11 +333,24 @@ void sim_sync_events(struct cgsim *sim)
 
 /* ---- memory.peak descriptors, kept current before and after every call */
 
+/* the caller closed its descriptor (the number is gone or is another file) */
+static bool pfd_closed(const struct pfd *f)
+{
+	struct stat st;
+
+	return fstat(f->theirs, &st) < 0 || st.st_ino != f->ino;
+}
+
 void sim_pfd_refresh(struct cgsim *sim)
 {
 	for (size_t i = 0; i < sim->npfds; i++) {
 		struct pfd *f = &sim->pfds[i];
 		char buf[32], text[32];
+		if (pfd_closed(f)) {
+			close(f->fd);
+			sim->pfds[i--] = sim->pfds[--sim->npfds];
+			continue;
+		}
 		ssize_t n = pread(f->fd, buf, sizeof(buf) - 1, 0);
 		bool reset;
 		buf[n > 0 ? n : 0] = '\0';
@@ -421,6 +446,7 @@ int sim_rmdir_node(struct cgsim *sim, struct node *n)
 int sim_peak_fd(struct cgsim *sim, struct node *n)
 {
 	struct pfd *v = realloc(sim->pfds, (sim->npfds + 1) * sizeof(*v));
+	struct stat st;
 	int fd, mine;
 
 	if (!v)
@@ -434,7 +460,13 @@ int sim_peak_fd(struct cgsim *sim, struct node *n)
 		close(fd);
 		return -errno;
 	}
-	v[sim->npfds++] = (struct pfd){ .fd = mine, .node = n, .peak = n->peak, .last = "" };
+	if (fstat(fd, &st) < 0) {
+		close(fd);
+		close(mine);
+		return -errno;
+	}
+	v[sim->npfds++] = (struct pfd){ .fd = mine, .theirs = fd, .ino = st.st_ino, .node = n, .peak = n->peak,
+					.last = "" };
 	return fd;
 }
 

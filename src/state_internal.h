@@ -1,0 +1,45 @@
+/* state_internal.h - shared by state.c and state_load.c only */
+#ifndef CGPOOL_STATE_INTERNAL_H
+#define CGPOOL_STATE_INTERNAL_H
+
+#include <ev.h>
+#include <jansson.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "state.h"
+
+#define STATE_VERSION 2
+#define STATE_SNAPSHOT "state.json"
+#define STATE_TEMP "state.json.tmp" /* also the prefix of older daemons' temporary files */
+#define STATE_JOURNAL "journal."
+#define STATE_NAME_MAX 32 /* "journal." and 20 digits */
+
+struct state {
+	struct ev_loop *loop;
+	char *dir;
+	char *root;
+	int dirfd;
+	int jfd;                 /* the journal records go to; -1 until the next record */
+	uint64_t seq;            /* its number (the file may not exist yet) */
+	uint64_t jbytes;         /* journal bytes no finished snapshot covers */
+	uint64_t snap_bytes;     /* size of the last snapshot */
+	uint64_t due_floor;      /* after a failed compaction: jbytes that makes the next one due */
+	pid_t child_pid;         /* the compaction running, 0 when none */
+	uint64_t child_seq;      /* its snapshot covers the journals below this one */
+	uint64_t child_covered;  /* jbytes it covers */
+	size_t child_nslots;
+	int64_t child_start_us;
+	ev_child child;
+};
+
+/* one slot, as in the snapshot's "slots" array and in a journal's put record */
+json_t *state_slot_to_json(const struct slot *s);
+/* 0, or -EINVAL with *why (static text) */
+int state_slot_from_json(json_t *j, struct slot *s, const char **why);
+
+/* the journals' numbers, ascending (free *out) */
+int state_journals(int dirfd, uint64_t **out, size_t *n);
+void state_journal_name(char name[STATE_NAME_MAX], uint64_t seq);
+
+#endif
