@@ -189,6 +189,11 @@ static void write_done(int e, void *arg)
 		reclaim_result(job, e);
 }
 
+static bool write_ours(void *arg, void *ud)
+{
+	return ((struct wreq *)arg)->job->r == ud;
+}
+
 static void job_later(struct job *job, double after);
 
 static int write_submit(struct job *job, bool rmdir, uint64_t bytes)
@@ -669,14 +674,13 @@ void retire_free(struct retire *r)
 	if (!r)
 		return;
 	probe_free(r->probe);
+	if (r->writes)
+		work_cancel(r->work, write_done, write_ours, r);
 	while (r->jobs) {
 		struct job *j = r->jobs;
 		r->jobs = j->next;
 		ev_timer_stop(r->loop, &j->timer);
-		if (j->write) {
-			work_cancel(r->work, j->write);
-			free(j->write);
-		}
+		free(j->write); /* cancelled above */
 		free(j);
 	}
 	ev_timer_stop(r->loop, &r->rate_timer);
