@@ -374,6 +374,10 @@ static void verify_add(struct job *job, int64_t rmdir_us)
 	job->rmdir_us = rmdir_us;
 	job->deadline_us = job->rmdir_us + (int64_t)job->verify_timeout_ms * 1000;
 	r->backoff = VERIFY_FIRST_S;
+	/* a look due sooner stays: removals that keep coming (one per worker
+	 * completion) must not push the next reading back for good */
+	if (ev_is_active(&r->verify_timer) && ev_timer_remaining(r->loop, &r->verify_timer) <= VERIFY_FIRST_S)
+		return;
 	ev_timer_stop(r->loop, &r->verify_timer);
 	ev_timer_set(&r->verify_timer, VERIFY_FIRST_S, 0.);
 	ev_timer_start(r->loop, &r->verify_timer);
