@@ -373,11 +373,13 @@ static void verify_add(struct job *job, int64_t rmdir_us)
 	job->phase = PH_VERIFY;
 	job->rmdir_us = rmdir_us;
 	job->deadline_us = job->rmdir_us + (int64_t)job->verify_timeout_ms * 1000;
-	r->backoff = VERIFY_FIRST_S;
-	/* a look due sooner stays: removals that keep coming (one per worker
-	 * completion) must not push the next reading back for good */
-	if (ev_is_active(&r->verify_timer) && ev_timer_remaining(r->loop, &r->verify_timer) <= VERIFY_FIRST_S)
+	/* it joins a round of readings under way: removals that keep coming
+	 * (one per worker completion) must neither push the next reading back
+	 * for good nor make the witness be read every VERIFY_FIRST_S (on v1 a
+	 * reading walks the whole memory hierarchy) */
+	if (ev_is_active(&r->verify_timer))
 		return;
+	r->backoff = VERIFY_FIRST_S;
 	ev_timer_stop(r->loop, &r->verify_timer);
 	ev_timer_set(&r->verify_timer, VERIFY_FIRST_S, 0.);
 	ev_timer_start(r->loop, &r->verify_timer);
