@@ -40,8 +40,9 @@ stall_hist() {
 			if (seen[$2]++) c[idx[$2]] = $NF - c[idx[$2]]; else { idx[$2] = n; le[n] = $2; c[n++] = $NF } }
 		END { if (!n) exit; t = c[n - 1]; for (i = 0; i < n; i++) if (c[i] >= 0.99 * t) break;
 		      for (j = 0; j < n; j++) { if (le[j] == "0.01") c10 = c[j]; if (le[j] == "0.05") c50 = c[j] }
-		      printf "loop iterations that ran callbacks while retiring: %d, p99 <= %s s, over 10 ms: %d, over 50 ms: %d\n",
-			     t, le[i], t - c10, t - c50 }'
+		      for (m = n - 1; m > 0 && c[m] == c[m - 1]; m--) ;
+		      printf "loop iterations that ran callbacks while retiring: %d, p99 <= %s s, longest <= %s s, over 10 ms: %d, over 50 ms: %d\n",
+			     t, le[i], le[m], t - c10, t - c50 }'
 }
 in_flight() { "$CGPOOLCTL" metrics | sed -n 's/^cgpool_retirements_in_flight //p'; }
 while [ "$(in_flight)" != 0 ]; do sleep 0.05; done
