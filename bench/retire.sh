@@ -23,7 +23,8 @@ while [ $i -lt "$N" ]; do
 	i=$((i + 1))
 done
 sync
-"$CGPOOLCTL" metrics | sed -n 's/^cgpool_loop_stall_max_seconds //p' > "$T_DIR/stall0"
+"$CGPOOLCTL" metrics > "$T_DIR/metrics0"
+sed -n 's/^cgpool_loop_stall_max_seconds //p' "$T_DIR/metrics0" > "$T_DIR/stall0"
 
 # all requested back to back (each request returns at once), then wait
 t0=$(date +%s%N)
@@ -32,6 +33,17 @@ while [ $i -lt "$N" ]; do
 	"$CGPOOLCTL" retire "k$i" --mode "$MODE" > /dev/null || echo "retire k$i failed"
 	i=$((i + 1))
 done
+# the loop stall histogram (daemons that export it) between two metrics
+# snapshots: iterations that ran callbacks, p99, how many over 10 and 50 ms
+stall_hist() {
+	cat "$1" "$2" | awk -F'[ "]' '/^cgpool_loop_stall_seconds_bucket/ {
+			if (seen[$2]++) c[idx[$2]] = $NF - c[idx[$2]]; else { idx[$2] = n; le[n] = $2; c[n++] = $NF } }
+		END { if (!n) exit; t = c[n - 1]; for (i = 0; i < n; i++) if (c[i] >= 0.99 * t) break;
+		      for (j = 0; j < n; j++) { if (le[j] == "0.01") c10 = c[j]; if (le[j] == "0.05") c50 = c[j] }
+		      for (m = n - 1; m > 0 && c[m] == c[m - 1]; m--) ;
+		      printf "loop iterations that ran callbacks while retiring: %d, p99 <= %s s, longest <= %s s, over 10 ms: %d, over 50 ms: %d\n",
+			     t, le[i], le[m], t - c10, t - c50 }'
+}
 in_flight() { "$CGPOOLCTL" metrics | sed -n 's/^cgpool_retirements_in_flight //p'; }
 while [ "$(in_flight)" != 0 ]; do sleep 0.05; done
 t1=$(date +%s%N)
@@ -44,6 +56,7 @@ wall time: $(( (t1 - t0) / 1000000 )) ms
 loop stall max while binding the $N keys: $(cat "$T_DIR/stall0") s
 loop stall max after retiring them:      $(sed -n 's/^cgpool_loop_stall_max_seconds //p' "$T_DIR/metrics") s
 slowest single kernel write (reclaim/rmdir): $(sed -n 's/^cgpool_kernel_write_max_seconds //p' "$T_DIR/metrics") s
+$(stall_hist "$T_DIR/metrics0" "$T_DIR/metrics")
 outcomes:
 $(cat "$T_DIR/outcomes")
 EOR

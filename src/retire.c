@@ -19,6 +19,7 @@
 #define RMDIR_RETRY_S 0.1
 #define VERIFY_FIRST_S 0.02       /* first look at the witness after rmdir */
 #define VERIFY_MAX_S 1.0          /* backoff ceiling */
+#define VERIFY_GAP_S 0.1          /* readings for removals that keep coming: at most one per */
 #define SETTLE_S 0.05             /* witness readings this far apart must agree ... */
 #define SETTLE_READS_MAX 20       /* ... before a baseline is taken, within this many */
 #define REQUEUE_S 0.01            /* the work queue was full: try the write again this much later */
@@ -70,6 +71,7 @@ struct retire {
 	uint64_t settled;   /* witness when the last verification round ended */
 	bool settled_valid;
 	ev_timer verify_timer;
+	int64_t read_us;    /* the last verification reading */
 	double backoff;
 	bool verifying; /* verify_cb is attributing a reading: kick waits for it */
 	enum lru_reparenting lru;
@@ -187,6 +189,11 @@ static void write_done(int e, void *arg)
 		rmdir_result(job, e, end);
 	else
 		reclaim_result(job, e);
+}
+
+static bool write_ours(void *arg, void *ud)
+{
+	return ((struct wreq *)arg)->job->r == ud;
 }
 
 static void job_later(struct job *job, double after);
@@ -316,6 +323,7 @@ static void verify_cb(struct ev_loop *loop, ev_timer *w, int revents)
 		return;
 	if (cg_dying(r->cg, &d) < 0)
 		d.count = r->base + n; /* unreadable: nothing proven freed */
+	r->read_us = now_mono_us();
 	r->settled_valid = false;
 	r->stats.dying = d.count;
 	log_debug("verify: %u removed groups in flight, witness %llu, baseline %llu", n,
@@ -368,9 +376,18 @@ static void verify_add(struct job *job, int64_t rmdir_us)
 	job->phase = PH_VERIFY;
 	job->rmdir_us = rmdir_us;
 	job->deadline_us = job->rmdir_us + (int64_t)job->verify_timeout_ms * 1000;
+	/* the first look within VERIFY_FIRST_S, but at most one reading each
+	 * VERIFY_GAP_S (on v1 a reading walks the whole memory hierarchy), and
+	 * a look due sooner stays: removals that keep coming (one per worker
+	 * completion) must not push the reading back for good */
+	double since = (rmdir_us - r->read_us) / 1e6, due = VERIFY_FIRST_S;
+	if (since >= 0 && since < VERIFY_GAP_S && VERIFY_GAP_S - since > due)
+		due = VERIFY_GAP_S - since;
+	if (ev_is_active(&r->verify_timer) && ev_timer_remaining(r->loop, &r->verify_timer) <= due)
+		return;
 	r->backoff = VERIFY_FIRST_S;
 	ev_timer_stop(r->loop, &r->verify_timer);
-	ev_timer_set(&r->verify_timer, VERIFY_FIRST_S, 0.);
+	ev_timer_set(&r->verify_timer, due, 0.);
 	ev_timer_start(r->loop, &r->verify_timer);
 }
 
@@ -669,14 +686,13 @@ void retire_free(struct retire *r)
 	if (!r)
 		return;
 	probe_free(r->probe);
+	if (r->writes)
+		work_cancel(r->work, write_done, write_ours, r);
 	while (r->jobs) {
 		struct job *j = r->jobs;
 		r->jobs = j->next;
 		ev_timer_stop(r->loop, &j->timer);
-		if (j->write) {
-			work_cancel(r->work, j->write);
-			free(j->write);
-		}
+		free(j->write); /* cancelled above */
 		free(j);
 	}
 	ev_timer_stop(r->loop, &r->rate_timer);

@@ -68,15 +68,26 @@ static struct item *list_pop(struct list *l)
 	return it;
 }
 
-/* drop (free, unrun or undelivered) every item of arg; the count dropped */
-static unsigned list_drop(struct list *l, void *arg)
+struct sel {
+	void (*done)(int result, void *arg);
+	bool (*match)(void *arg, void *ud);
+	void *ud;
+};
+
+static bool selected(const struct sel *s, const struct item *it)
+{
+	return it->done == s->done && (!s->match || s->match(it->arg, s->ud));
+}
+
+/* drop (free, unrun or undelivered) the selected items; how many */
+static unsigned list_drop(struct list *l, const struct sel *s)
 {
 	struct item **pp = &l->head, *it;
 	unsigned n = 0;
 
 	l->tail = NULL;
 	while ((it = *pp) != NULL) {
-		if (it->arg == arg) {
+		if (selected(s, it)) {
 			*pp = it->next;
 			free(it);
 			n++;
@@ -183,24 +194,26 @@ int work_submit(struct work *w, int (*fn)(void *arg), void (*done)(int result, v
 	return 0;
 }
 
-static bool running_arg(const struct work *w, void *arg)
+static bool running_sel(const struct work *w, const struct sel *s)
 {
 	for (unsigned i = 0; i < w->nworkers; i++)
-		if (w->workers[i].cur && w->workers[i].cur->arg == arg)
+		if (w->workers[i].cur && selected(s, w->workers[i].cur))
 			return true;
 	return false;
 }
 
-void work_cancel(struct work *w, void *arg)
+void work_cancel(struct work *w, void (*done)(int result, void *arg), bool (*match)(void *arg, void *ud),
+		 void *ud)
 {
+	struct sel s = { done, match, ud };
 	unsigned n;
 
 	pthread_mutex_lock(&w->mu);
-	n = list_drop(&w->queue, arg);
+	n = list_drop(&w->queue, &s);
 	w->qlen -= n;
-	while (running_arg(w, arg))
+	while (running_sel(w, &s))
 		pthread_cond_wait(&w->ran, &w->mu);
-	n += list_drop(&w->finished, arg);
+	n += list_drop(&w->finished, &s);
 	pthread_mutex_unlock(&w->mu);
 	w->outstanding -= n;
 	update_ref(w);

@@ -15,6 +15,7 @@
 #define CGPOOL_WORK_H
 
 #include <ev.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #define WORK_THREADS_DEFAULT 2
@@ -45,11 +46,13 @@ void work_free(struct work *w);
  * holds WORK_QUEUE_MAX items; -ENOMEM. */
 int work_submit(struct work *w, int (*fn)(void *arg), void (*done)(int result, void *arg), void *arg);
 
-/* Forget every item submitted with arg: a queued one is dropped unrun, a
- * running one is waited for (this blocks the loop for as long as its fn
- * takes), and none of their done callbacks is called. For an owner's
- * teardown; afterwards the pool no longer refers to arg. */
-void work_cancel(struct work *w, void *arg);
+/* Forget the items submitted with this done callback and, when match is
+ * not NULL, for whose arg match(arg, ud) is true: the queued ones are dropped
+ * unrun, then the running ones are waited for (this blocks the loop for as
+ * long as their fn takes), and none of their done callbacks is called. For
+ * an owner's teardown; afterwards the pool refers to none of their args. */
+void work_cancel(struct work *w, void (*done)(int result, void *arg), bool (*match)(void *arg, void *ud),
+		 void *ud);
 
 /* fn calls submitted and not yet delivered to done (queued, running or
  * waiting for the loop) */

@@ -4,7 +4,8 @@
  * what the sim's kernel did with the removed group: CGSIM_REPARENT moves its
  * pages to the parent and frees it, CGSIM_PIN keeps it dying while it holds
  * pages. The v2 layout is judged by the root's cgroup.stat; the hybrid one
- * (v1 memory) by /proc/cgroups and the root's local memory.stat. */
+ * (v1 memory) by /proc/cgroups and the root's local memory.stat. Every test
+ * runs twice: kernel writes on the loop, and on worker threads (work.c). */
 #include "config.h"
 
 #include <stdarg.h>
@@ -25,6 +26,7 @@
 #include "log.h"
 #include "retire.h"
 #include "util.h"
+#include "work.h"
 
 #define MiB (1024ULL * 1024)
 #define VERIFY_MS 250      /* conf retire.verify_timeout for these tests */
@@ -44,6 +46,8 @@ struct env {
 	struct cg *cg;
 	struct conf *conf;
 	struct retire *r;
+	bool use_work;       /* kernel writes on worker threads */
+	struct work *work;
 	struct ev_loop *loop;
 	char root[PATH_MAX]; /* the pool root, cgroup path */
 	char err[512];
@@ -86,11 +90,21 @@ static int setup(void **state)
 	return 0;
 }
 
+static int setup_work(void **state)
+{
+	int r = setup(state);
+
+	if (r == 0)
+		((struct env *)*state)->use_work = true;
+	return r;
+}
+
 static int teardown(void **state)
 {
 	struct env *e = *state;
 
-	retire_free(e->r);
+	retire_free(e->r); /* before its work pool */
+	work_free(e->work);
 	if (e->loop)
 		ev_check_stop(e->loop, &e->check);
 	cg_close(e->cg);
@@ -100,9 +114,17 @@ static int teardown(void **state)
 	return 0;
 }
 
+/* write hooks read it on worker threads */
 static void check_cb(struct ev_loop *loop, ev_check *w, int revents)
 {
-	((struct env *)w->data)->checks++;
+	__atomic_fetch_add(&((struct env *)w->data)->checks, 1, __ATOMIC_RELAXED);
+}
+
+static void env_retire_new(struct env *e)
+{
+	assert_int_equal(retire_new(e->loop, e->cg, (const struct conf *const *)&e->conf, &e->r), 0);
+	if (e->use_work)
+		assert_int_equal(retire_set_work(e->r, e->work), 0);
 }
 
 /* settle: free the group cg_open_fs's feature probe leaves dying */
@@ -127,7 +149,9 @@ static void env_open(struct env *e, const struct cgsim_opts *o, bool settle)
 	ev_check_init(&e->check, check_cb);
 	e->check.data = e;
 	ev_check_start(e->loop, &e->check);
-	assert_int_equal(retire_new(e->loop, e->cg, (const struct conf *const *)&e->conf, &e->r), 0);
+	if (e->use_work)
+		assert_int_equal(work_new(e->loop, 2, &e->work), 0);
+	env_retire_new(e);
 	cgsim_calls_clear(e->sim);
 }
 
@@ -480,7 +504,7 @@ static void on_reclaim(struct cgsim *sim, const char *path, const char *value, v
 	struct steps *s = ud;
 
 	if (s->n < 8)
-		s->checks[s->n] = s->e->checks;
+		s->checks[s->n] = __atomic_load_n(&s->e->checks, __ATOMIC_RELAXED);
 	s->n++;
 }
 
@@ -697,7 +721,7 @@ static void test_rate(void **state)
 	env_open_prm(e);
 	retire_free(e->r);
 	e->conf->retire.rate = 2;
-	assert_int_equal(retire_new(e->loop, e->cg, (const struct conf *const *)&e->conf, &e->r), 0);
+	env_retire_new(e);
 	for (int i = 0; i < 6; i++) {
 		snprintf(names[i], sizeof(names[i]), "slot-%d", i);
 		make_slot(e, names[i], 0, 0);
@@ -831,13 +855,137 @@ static void test_probe_uncharged(void **state)
 	expect_res("auto", &res, &(struct expect){ OUTCOME_DRAINED, 0, 4 * MiB, true });
 }
 
+/* ---- 7. kernel writes on worker threads */
+
+/* the loop while a slow rmdir is in flight: a 10 ms timer's longest gap,
+ * and reads through the cgroup layer done meanwhile */
+struct ticker {
+	struct env *e;
+	struct done *d;
+	int64_t last_us, max_gap_us, max_read_us;
+	unsigned reads_in_flight;
+	ev_timer t;
+};
+
+static void tick_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct ticker *tk = w->data;
+	int64_t now = now_mono_us(), t0;
+	struct cg_memory m;
+	struct cg_dying dy;
+
+	if (tk->last_us && now - tk->last_us > tk->max_gap_us)
+		tk->max_gap_us = now - tk->last_us;
+	tk->last_us = now;
+	if (rmdirs(tk->e, "slot-1") == 0 || tk->d->calls)
+		return; /* not in flight */
+	t0 = now_mono_us();
+	assert_int_equal(cg_slot_memory(tk->e->cg, "slot-2", &m), 0);
+	assert_int_equal(m.file, 4 * MiB);
+	assert_int_equal(cg_dying(tk->e->cg, &dy), 0);
+	if (now_mono_us() - t0 > tk->max_read_us)
+		tk->max_read_us = now_mono_us() - t0;
+	tk->reads_in_flight++;
+}
+
+/* An rmdir that takes 300 ms: on a worker the loop keeps running (the timer
+ * keeps firing, reads on the loop complete) and the verdict is still right;
+ * on the loop it stalls for the whole write. */
+static void test_slow_rmdir_loop_runs(void **state)
+{
+	struct env *e = *state;
+	struct done d = { 0 };
+	struct ticker tk = { .e = e, .d = &d };
+	struct retire_stats st;
+
+	env_open_prm(e);
+	make_slot(e, "slot-1", 4 * MiB, 0);
+	make_slot(e, "slot-2", 4 * MiB, 0);
+	assert_int_equal(cgsim_set_delay(e->sim, "/slot-1", 300000), 0);
+	ev_timer_init(&tk.t, tick_cb, 0.01, 0.01);
+	tk.t.data = &tk;
+	ev_timer_start(e->loop, &tk.t);
+	start(e, "slot-1", RETIRE_REPARENT, &d);
+	assert_true(wait_done(e, &d, 1, 10.0));
+	ev_timer_stop(e->loop, &tk.t);
+	expect_res("slow rmdir", &d.res,
+		   &(struct expect){ e->prm->kernel == CGSIM_REPARENT ? OUTCOME_REPARENTED : OUTCOME_PINNED, 4 * MiB,
+				     0, true });
+	assert_true(d.res.total_ms >= 300);
+	retire_get_stats(e->r, &st);
+	assert_true(st.max_write_ms >= 300.0);
+	if (e->use_work) {
+		if (tk.max_gap_us >= 50000 || tk.reads_in_flight < 5 || tk.max_read_us >= 50000)
+			fail_msg("loop gap %lld us, %u reads in flight (slowest %lld us)", (long long)tk.max_gap_us,
+				 tk.reads_in_flight, (long long)tk.max_read_us);
+	} else {
+		assert_true(tk.max_gap_us >= 250000); /* what the worker threads are for */
+	}
+	assert_false(cgsim_exists(e->sim, cgpath(e, "slot-1")));
+	assert_true(cgsim_exists(e->sim, cgpath(e, "slot-2")));
+}
+
+/* a drain whose reclaim says EAGAIN twice before it works, then an rmdir
+ * busy twice: the same steps, retries and verdict on workers as on the loop */
+static void test_drain_faults(void **state)
+{
+	struct env *e = *state;
+	struct retire_result res;
+
+	env_open_prm(e);
+	make_slot(e, "slot-1", 4 * MiB, 0);
+	assert_int_equal(cgsim_fail(e->sim, CGSIM_OP_WRITE, v1(e) ? "/memory.force_empty" : "/memory.reclaim",
+				    -EAGAIN, 2), 0);
+	assert_int_equal(cgsim_fail(e->sim, CGSIM_OP_RMDIR, "*/slot-1", -EBUSY, 2), 0);
+	res = retire1(e, "slot-1", RETIRE_DRAIN);
+	expect_res("EAGAIN x2, EBUSY x2", &res, &(struct expect){ OUTCOME_DRAINED, 0, 4 * MiB, true });
+	assert_int_equal(reclaims(e, "slot-1"), 3);
+	assert_true(res.total_ms >= 200); /* 2 rmdir retries 100 ms apart */
+	assert_false(cgsim_exists(e->sim, cgpath(e, "slot-1")));
+}
+
+/* (workers only) retire_free while rmdirs are in flight: two running (waited for), two
+ * queued behind them (dropped: those slots stay); no verdict comes, and
+ * nothing is touched afterwards (ASan) */
+static void test_free_in_flight(void **state)
+{
+	struct env *e = *state;
+	struct done d[4] = { { 0 } };
+	char names[4][16];
+	int64_t end;
+
+	env_open_prm(e);
+	for (int i = 0; i < 4; i++) {
+		snprintf(names[i], sizeof(names[i]), "slot-%d", i);
+		make_slot(e, names[i], 0, 0);
+		assert_int_equal(cgsim_set_delay(e->sim, cgpath(e, names[i]), 200000), 0);
+		start(e, names[i], RETIRE_REPARENT, &d[i]);
+	}
+	end = now_mono_us() + 5000000;
+	while (cgsim_calls(e->sim, CGSIM_OP_RMDIR, "*/slot-*") < 2 && now_mono_us() < end)
+		pump(e, 0.005);
+	retire_free(e->r);
+	e->r = NULL;
+	work_free(e->work);
+	e->work = NULL;
+	pump(e, 0.3);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(d[i].calls, 0);
+	assert_int_equal(cgsim_calls(e->sim, CGSIM_OP_RMDIR, "*/slot-*"), 2);
+	assert_false(cgsim_exists(e->sim, cgpath(e, names[0])));
+	assert_false(cgsim_exists(e->sim, cgpath(e, names[1])));
+	assert_true(cgsim_exists(e->sim, cgpath(e, names[2])));
+	assert_true(cgsim_exists(e->sim, cgpath(e, names[3])));
+}
+
 int main(void)
 {
 	static const struct param v2_rep = { CGSIM_V2, CGSIM_REPARENT, 0, 0, false },
 				  v2_pin = { CGSIM_V2, CGSIM_PIN, 0, 0, false },
 				  hy_rep = { CGSIM_HYBRID, CGSIM_REPARENT, 0, 0, false },
 				  hy_pin = { CGSIM_HYBRID, CGSIM_PIN, 0, 0, false };
-#define T(fn, prm) { #fn " " #prm, fn, setup, teardown, (void *)&prm }
+#define T(fn, prm) { #fn " " #prm, fn, setup, teardown, (void *)&prm }, \
+		   { #fn " " #prm " on workers", fn, setup_work, teardown, (void *)&prm }
 	static const struct param lag4 = { CGSIM_V2, CGSIM_PIN, 4, 0, false },
 				  subsys_late = { CGSIM_V2, CGSIM_PIN, 3, 3, false },
 				  debian61 = { CGSIM_V2, CGSIM_PIN, 3, 0, true };
@@ -855,6 +1003,9 @@ int main(void)
 		T(test_rate, v2_rep),
 		T(test_probe, v2_rep), T(test_probe, hy_rep), T(test_probe, v2_pin),
 		T(test_probe_uncharged, v2_rep),
+		T(test_slow_rmdir_loop_runs, v2_pin), T(test_slow_rmdir_loop_runs, hy_rep),
+		T(test_drain_faults, v2_rep), T(test_drain_faults, hy_pin),
+		{ "test_free_in_flight v2_rep on workers", test_free_in_flight, setup_work, teardown, (void *)&v2_rep },
 	};
 #undef T
 

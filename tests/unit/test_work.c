@@ -140,6 +140,16 @@ static void test_free_queued(void **state)
 	work_free(NULL);
 }
 
+static bool is_arg(void *arg, void *ud)
+{
+	return arg == ud;
+}
+
+static void other_done(int result, void *arg)
+{
+	fail_msg("not submitted");
+}
+
 /* cancel: a queued item is dropped unrun, a running one waited for; neither
  * is delivered, the others are */
 static void test_cancel(void **state)
@@ -156,8 +166,9 @@ static void test_cancel(void **state)
 	assert_int_equal(work_submit(w, job_fn, job_done, &c), 0);
 	while (atomic_load(&a.ran) == 0 && now_mono_us() - t0 < 20000)
 		usleep(1000); /* let the thread take a */
-	work_cancel(w, &b);
-	work_cancel(w, &a); /* running or done by now: waited for */
+	work_cancel(w, job_done, is_arg, &b);
+	work_cancel(w, other_done, NULL, NULL); /* none: another owner's callback */
+	work_cancel(w, job_done, is_arg, &a);   /* running or done by now: waited for */
 	assert_int_equal(atomic_load(&a.ran), 1);
 	assert_true(now_mono_us() - t0 >= 100000);
 	assert_int_equal(work_outstanding(w), 1);
