@@ -31,6 +31,8 @@ static const struct {
 };
 
 static void idle_timer_cb(struct ev_loop *loop, ev_timer *w, int revents);
+static void scrub_done(int r, void *arg);
+static bool same_arg(void *arg, void *ud);
 
 struct cg *pool_cg(const struct pool *p)
 {
@@ -473,6 +475,11 @@ static void reset_limits(struct slot *s)
 	for (size_t i = 0; i < ARRAY_SIZE(resource_defaults); i++)
 		if (cg_resource_supported(cg, resource_defaults[i].name))
 			cg_slot_set(cg, s->name, resource_defaults[i].name, resource_defaults[i].value);
+}
+
+static bool same_arg(void *arg, void *ud)
+{
+	return arg == ud;
 }
 
 /* any thread: the reclaim of a recycled slot */
@@ -980,15 +987,16 @@ void pool_free(struct pool *p)
 	ev_io_stop(p->loop, &p->watch_io);
 	ev_timer_stop(p->loop, &p->poll_timer);
 	/* writes still queued for slots are dropped, a running one waited for */
+	if (p->work) {
+		work_cancel(p->work, grow_done, NULL, NULL);
+		work_cancel(p->work, scrub_done, NULL, NULL);
+	}
 	while (p->growing) {
 		struct slot *s = p->growing;
 		p->growing = s->lnext;
-		work_cancel(p->work, s);
 		free(s);
 	}
 	for (size_t i = 0; i < p->nslots; i++) {
-		if (p->slots[i]->busy)
-			work_cancel(p->work, p->slots[i]);
 		ev_timer_stop(p->loop, &p->slots[i]->idle_timer);
 		free(p->slots[i]);
 	}
