@@ -271,7 +271,7 @@ void pool_drop(struct pool *p, struct slot *s)
 	p->counts[s->state]--;
 	slot_set_key(s, "");
 	if (s->busy)
-		work_cancel(p->work, s);
+		work_cancel(p->work, scrub_done, same_arg, s);
 	r = state_drop(p->state, s->name, p->next_id);
 	if (r < 0)
 		log_err("state: cannot record the removal of slot %s in %s: %s", s->name, p->conf->daemon.state_dir,
