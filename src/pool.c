@@ -72,6 +72,21 @@ int pool_foreach(struct pool *p, int (*fn)(struct slot *s, void *ud), void *ud)
 	return 0;
 }
 
+struct slot *pool_slot_from(struct pool *p, unsigned id)
+{
+	size_t lo = 0, hi = p->nslots; /* p->slots is sorted by id */
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->slots[mid]->id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < p->nslots ? p->slots[lo] : NULL;
+}
+
 void pool_counts(const struct pool *p, unsigned counts[SLOT_NSTATES])
 {
 	memset(counts, 0, sizeof(unsigned) * SLOT_NSTATES);

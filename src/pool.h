@@ -91,6 +91,9 @@ size_t pool_recent_retirements(const struct pool *p, struct retire_result *out, 
 struct slot *pool_find(struct pool *p, const char *key);
 /* Calls fn for every slot in name order; stops when fn returns non-zero. */
 int pool_foreach(struct pool *p, int (*fn)(struct slot *s, void *ud), void *ud);
+/* The slot with the smallest id >= id, or NULL: a cursor over the slots that
+ * survives slots being added and removed between steps. */
+struct slot *pool_slot_from(struct pool *p, unsigned id);
 void pool_counts(const struct pool *p, unsigned counts[SLOT_NSTATES]);
 struct cg *pool_cg(const struct pool *p);
 /* the run in progress or the last one, NULL when none */
