@@ -33,6 +33,18 @@ const char *cgpool_socket_path(const struct cgpool *c);
  * connection is closed and further calls return -ENOTCONN. */
 int cgpool_call(struct cgpool *c, const char *method, const char *params_json, char **reply_json);
 
+/* Streaming call: the request goes out with "more": true and fn is called with
+ * each reply's "parameters" object as JSON text (valid during the call only),
+ * as it arrives, the last one included; returns 0 after the last reply (the
+ * one without "continues"). A server that does not stream answers once: fn is
+ * called once. An error reply ends the call: -EREMOTEIO, as for cgpool_call(),
+ * possibly after fn has seen earlier replies. A non-zero return of fn stops
+ * the call and is returned (use a negative errno); when more replies were due
+ * the connection is closed, as after a transport error. Each reply has the
+ * limits of cgpool_call()'s. */
+int cgpool_call_more(struct cgpool *c, const char *method, const char *params_json,
+		     int (*fn)(const char *reply_json, void *ud), void *ud);
+
 /* After -EREMOTEIO: the Varlink error name ("io.cgpool.Manager.NoSuchKey")
  * and its parameters as JSON text; a one-line human message in *message.
  * Pointers stay valid until the next call on c. */

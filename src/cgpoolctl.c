@@ -371,47 +371,64 @@ static int cmd_retire(struct ctx *x)
 	return 0;
 }
 
-static void print_slot_table(json_t *slots)
+/* list: the slots arrive one reply at a time, so the columns have fixed
+ * widths (a longer key or state shifts its own line only) */
+#define LIST_FORMAT "%-16s  %-8s  %6s  %6s  %s\n"
+
+static void print_slot_line(json_t *s)
 {
-	int wkey = 3, wstate = 5, wruns = 4, wmem = 6;
-	char buf[32];
+	char runs[24], mem[32];
+
+	snprintf(runs, sizeof(runs), "%lld", (long long)json_integer_value(json_object_get(s, "runs")));
+	human_size(json_object_get(s, "memory_current"), mem, sizeof(mem));
+	printf(LIST_FORMAT, str_field(s, "key", "-"), str_field(s, "state", "?"), runs, mem, str_field(s, "path", "-"));
+}
+
+struct list_out {
+	struct ctx *x;
+	size_t n; /* slots printed */
+	bool started, tty;
+};
+
+/* one reply of a streamed List: {"slots": [Slot...]}, printed at once */
+static int list_reply(const char *text, void *ud)
+{
+	struct list_out *o = ud;
+	json_t *reply = json_loads(text, 0, NULL), *slots = json_object_get(reply, "slots"), *s;
 	size_t i;
-	json_t *s;
 
-	json_array_foreach(slots, i, s) {
-		int n = snprintf(buf, sizeof(buf), "%lld", (long long)json_integer_value(json_object_get(s, "runs")));
-		int k = (int)strlen(str_field(s, "key", "-")), st = (int)strlen(str_field(s, "state", "?"));
-
-		wkey = k > wkey ? k : wkey;
-		wstate = st > wstate ? st : wstate;
-		wruns = n > wruns ? n : wruns;
+	if (!json_is_array(slots)) {
+		json_decref(reply);
+		return -EBADMSG;
 	}
-	printf("%-*s  %-*s  %*s  %*s  %s\n", wkey, "KEY", wstate, "STATE", wruns, "RUNS", wmem, "MEMORY", "PATH");
+	if (!o->started)
+		fputs(o->x->json ? "[" : "", stdout);
+	if (!o->started && !o->x->json)
+		printf(LIST_FORMAT, "KEY", "STATE", "RUNS", "MEMORY", "PATH");
+	o->started = true;
 	json_array_foreach(slots, i, s) {
-		human_size(json_object_get(s, "memory_current"), buf, sizeof(buf));
-		printf("%-*s  %-*s  %*lld  %*s  %s\n", wkey, str_field(s, "key", "-"), wstate,
-		       str_field(s, "state", "?"), wruns, (long long)json_integer_value(json_object_get(s, "runs")),
-		       wmem, buf, str_field(s, "path", "-"));
+		if (o->x->json) {
+			fputs(o->n ? (o->tty ? ",\n  " : ",") : (o->tty ? "\n  " : ""), stdout);
+			json_dumpf(s, stdout, JSON_COMPACT);
+		} else {
+			print_slot_line(s);
+		}
+		o->n++;
 	}
+	json_decref(reply);
+	fflush(stdout);
+	return 0;
 }
 
 static int cmd_list(struct ctx *x)
 {
-	json_t *reply, *slots;
-	int r = call(x, "List", json_object(), &reply);
+	struct list_out o = { x, 0, false, isatty(STDOUT_FILENO) };
+	int r = cgpool_call_more(x->c, CGPOOL_INTERFACE ".List", "{}", list_reply, &o);
 
-	if (r)
-		return r;
-	slots = json_object_get(reply, "slots");
-	if (!json_is_array(slots)) {
-		json_decref(reply);
-		return transport_error(x, -EBADMSG);
-	}
+	if (r < 0)
+		return call_failed(x, r);
 	if (x->json)
-		print_json(slots);
-	else
-		print_slot_table(slots);
-	json_decref(reply);
+		fputs(o.n && o.tty ? "\n]\n" : "]\n", stdout);
 	return 0;
 }
 

@@ -198,18 +198,21 @@ static int recv_message(struct cgpool *c, size_t *mlen)
 	}
 }
 
-/* parse one reply: 0 with *params (new reference), or the error recorded */
-static int parse_reply(struct cgpool *c, const char *msg, size_t len, json_t **params)
+/* parse one reply: 0 with *params (new reference) and *continues, or the
+ * error recorded (an error reply ends a call: it never continues) */
+static int parse_reply(struct cgpool *c, const char *msg, size_t len, json_t **params, bool *continues)
 {
 	json_t *root = json_loadb(msg, len, 0, NULL);
-	json_t *err, *p;
+	json_t *err, *p, *more;
 	int r = -EBADMSG;
 
 	if (!json_is_object(root))
 		goto out;
 	err = json_object_get(root, "error");
 	p = json_object_get(root, "parameters");
-	if ((err && !json_is_string(err)) || (p && !json_is_null(p) && !json_is_object(p)))
+	more = json_object_get(root, "continues");
+	if ((err && !json_is_string(err)) || (p && !json_is_null(p) && !json_is_object(p)) ||
+	    (more && !json_is_boolean(more) && !json_is_null(more)) || (err && json_is_true(more)))
 		goto out;
 	p = json_is_object(p) ? json_incref(p) : json_object();
 	if (!p) {
@@ -222,38 +225,69 @@ static int parse_reply(struct cgpool *c, const char *msg, size_t len, json_t **p
 		goto out;
 	}
 	*params = p;
+	*continues = json_is_true(more);
 	r = 0;
 out:
 	json_decref(root);
 	return r;
 }
 
-/* params stolen (NULL = {}); *reply is the reply's parameters object */
-static int call_json(struct cgpool *c, const char *method, json_t *params, json_t **reply)
+/* Send a request; params stolen (NULL = {}). */
+static int send_request(struct cgpool *c, const char *method, json_t *params, bool more)
 {
 	json_t *req = json_pack("{s:s, s:o}", "method", method, "parameters", params ? params : json_object());
-	char *msg = req ? json_dumps(req, JSON_COMPACT) : NULL;
-	size_t mlen = 0, msize;
-	int r;
-	bool packed = req != NULL;
+	char *msg = NULL;
+	size_t msize;
+	int r = req ? 0 : -EINVAL; /* not UTF-8, most likely */
 
+	if (req && more && json_object_set_new(req, "more", json_true()) < 0)
+		r = -ENOMEM;
+	if (r == 0 && !(msg = json_dumps(req, JSON_COMPACT)))
+		r = -ENOMEM;
 	json_decref(req);
 	error_clear(c);
-	if (!msg)
-		return packed ? -ENOMEM : -EINVAL; /* not UTF-8, most likely */
+	if (r < 0)
+		return r;
 	msize = strlen(msg) + 1;
 	if (c->fd < 0)
 		r = -ENOTCONN;
 	else if (msize > MAX_REQUEST)
 		r = -EMSGSIZE; /* the daemon would refuse it; nothing was sent */
-	else if ((r = send_all(c, msg, msize)) < 0 || (r = recv_message(c, &mlen)) < 0)
+	else if ((r = send_all(c, msg, msize)) < 0)
 		drop_connection(c); /* the stream is out of step now */
 	free(msg);
-	if (r < 0)
+	return r;
+}
+
+/* Receive and parse the next reply of the call in flight. */
+static int recv_reply(struct cgpool *c, json_t **reply, bool *continues)
+{
+	size_t mlen = 0;
+	int r = recv_message(c, &mlen);
+
+	if (r < 0) {
+		drop_connection(c); /* the stream is out of step now */
 		return r;
-	r = parse_reply(c, c->buf, mlen, reply);
+	}
+	r = parse_reply(c, c->buf, mlen, reply, continues);
 	c->len -= mlen + 1;
 	memmove(c->buf, c->buf + mlen + 1, c->len);
+	return r;
+}
+
+/* params stolen (NULL = {}); *reply is the reply's parameters object */
+static int call_json(struct cgpool *c, const char *method, json_t *params, json_t **reply)
+{
+	bool continues = false;
+	int r = send_request(c, method, params, false);
+
+	if (r == 0)
+		r = recv_reply(c, reply, &continues);
+	if (r == 0 && continues) { /* more replies we did not ask for */
+		json_decref(*reply);
+		drop_connection(c);
+		r = -EBADMSG;
+	}
 	return r;
 }
 
@@ -329,6 +363,35 @@ CGPOOL_EXPORT int cgpool_call(struct cgpool *c, const char *method, const char *
 	else
 		free(text);
 	return 0;
+}
+
+CGPOOL_EXPORT int cgpool_call_more(struct cgpool *c, const char *method, const char *params_json,
+				   int (*fn)(const char *reply_json, void *ud), void *ud)
+{
+	json_t *params = NULL, *reply = NULL;
+	bool continues = true;
+	char *text;
+	int r;
+
+	if (!c || !method || !fn)
+		return -EINVAL;
+	if (params_json) {
+		params = json_loads(params_json, 0, NULL);
+		if (!json_is_object(params)) {
+			json_decref(params);
+			return -EINVAL;
+		}
+	}
+	r = send_request(c, method, params, true);
+	while (r == 0 && continues && (r = recv_reply(c, &reply, &continues)) == 0) {
+		text = json_dumps(reply, JSON_COMPACT);
+		json_decref(reply);
+		r = text ? fn(text, ud) : -ENOMEM;
+		free(text);
+		if (r != 0 && continues)
+			drop_connection(c); /* replies still coming: out of step */
+	}
+	return r;
 }
 
 CGPOOL_EXPORT const char *cgpool_last_error(const struct cgpool *c, const char **params_json, const char **message)

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <grp.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,9 @@
 #define IFACE "io.cgpool.Manager"
 #define ERR(name) IFACE "." name
 #define MAX_PIDS 1024
+#define LIST_BATCH 64 /* slots per loop wakeup of a streamed List */
+/* {"parameters":{"slots":[...]}} and the NUL around the slots of a List reply */
+#define LIST_REPLY_OVERHEAD 32
 
 static const char interface_description[] =
 	"# Keeps job cgroups alive across restarts and retires them without leaving\n"
@@ -39,6 +43,10 @@ static const char interface_description[] =
 	"method Retire(key: string, mode: ?string, wait: ?bool) -> (key: string, outcome: string,\n"
 	"  lru_bytes: int, elapsed_ms: int, slot: string, mode: string, drained_bytes: ?int, total_ms: ?int,\n"
 	"  attributed: ?bool)\n"
+	"# With \"more\": one reply per slot ({\"slots\": [Slot]}), each but the last\n"
+	"# with \"continues\"; an empty pool (or slots gone while streaming) ends with\n"
+	"# {\"slots\": []}. Without \"more\": all slots in one reply, or the error\n"
+	"# org.varlink.service.ExpectedMore when they do not fit one message (1 MiB).\n"
 	"method List() -> (slots: []Slot)\n"
 	"method Status(key: ?string) -> (daemon: ?object, slot: ?Slot, recent_runs: ?[]Run)\n"
 	"# refresh: run the LRU-reparenting experiment again (its verdict comes later)\n"
@@ -294,22 +302,90 @@ static void m_release(struct vl_call *call, json_t *params, void *ud)
 	reply_slot(m, call, s);
 }
 
+/* ---- List: streamed with "more", one reply otherwise */
+
+struct list_stream {
+	struct pool *pool;
+	unsigned next_id; /* the next slot to send: the first with an id >= this */
+};
+
+static struct slot *slot_after(struct pool *pool, const struct slot *s)
+{
+	return s->id < UINT_MAX ? pool_slot_from(pool, s->id + 1) : NULL;
+}
+
+/* {"slots": [s]}, or {"slots": []} when s is NULL */
+static json_t *list_reply(struct pool *pool, const struct slot *s)
+{
+	json_t *arr = json_array();
+
+	if (s)
+		json_array_append_new(arr, manager_slot_json(pool, s));
+	return json_pack("{s:o}", "slots", arr);
+}
+
+/* One batch of a streamed List: at most LIST_BATCH slots and while the
+ * connection's output queue has room, then wait for it to drain. The last
+ * slot goes out as the final reply. A cursor by id, not a pointer, so slots
+ * removed between batches do not matter. */
+static void list_batch(struct vl_call *call, void *ud)
+{
+	struct list_stream *ls = ud;
+	struct slot *s = vl_call_connected(call) ? pool_slot_from(ls->pool, ls->next_id) : NULL;
+	struct slot *next;
+
+	for (unsigned n = 0; s && (next = slot_after(ls->pool, s)); n++) {
+		if (n == LIST_BATCH || !vl_call_room(call)) {
+			if (vl_call_on_drained(call, list_batch, ls) == 0)
+				return;
+			s = NULL; /* the client is gone */
+			break;
+		}
+		if (vl_call_continue(call, list_reply(ls->pool, s)) < 0) {
+			s = NULL; /* the connection is closing: the final reply is dropped */
+			break;
+		}
+		ls->next_id = next->id;
+		s = next;
+	}
+	vl_call_reply(call, list_reply(ls->pool, s));
+	free(ls);
+}
+
+struct list_all {
+	struct pool *pool;
+	json_t *slots;
+	size_t bytes; /* encoded, with a separator each */
+};
+
 static int list_one(struct slot *s, void *ud)
 {
-	void **a = ud;
+	struct list_all *la = ud;
+	json_t *j = manager_slot_json(la->pool, s);
 
-	json_array_append_new(a[1], manager_slot_json(a[0], s));
-	return 0;
+	la->bytes += json_dumpb(j, NULL, 0, JSON_COMPACT) + 1;
+	json_array_append_new(la->slots, j);
+	return la->bytes + LIST_REPLY_OVERHEAD > VL_MAX_REPLY ? -EMSGSIZE : 0;
 }
 
 static void m_list(struct vl_call *call, json_t *params, void *ud)
 {
 	struct manager *m = ud;
-	json_t *arr = json_array();
-	void *a[2] = { m->pool, arr };
+	struct list_all la = { m->pool, json_array(), 0 };
+	struct list_stream *ls;
 
-	pool_foreach(m->pool, list_one, a);
-	vl_call_reply(call, json_pack("{s:o}", "slots", arr));
+	if (vl_call_more(call)) {
+		json_decref(la.slots);
+		if (!(ls = calloc(1, sizeof(*ls))))
+			return not_supported(m, call, "out of memory");
+		ls->pool = m->pool;
+		return list_batch(call, ls);
+	}
+	if (pool_foreach(m->pool, list_one, &la) < 0) {
+		json_decref(la.slots);
+		return reply_error(m, call, VL_ERR_EXPECTED_MORE, NULL);
+	}
+	vl_call_reply(call, json_pack("{s:o}", "slots", la.slots));
 }
 
 static json_t *retirements_json(struct manager *m)

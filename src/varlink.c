@@ -1,13 +1,20 @@
 /* varlink.c - Varlink server on a Unix stream socket, driven by libev.
  *
  * Each connection owns a bounded input buffer (one message, VL_MAX_MESSAGE)
- * and at most one encoded reply being written (VL_MAX_REPLY). Its state:
+ * and an output queue of encoded replies. Its state:
  *   reading    no call pending, nothing to write: the read watcher is on
  *   pending    a handler holds the call: the connection is not read
- *   writing    a reply is not fully sent: write watcher on, no new dispatch
+ *   streaming  pending, and the handler waits for the queue to drain: the
+ *              write watcher is on; once the queue is at most VL_OUT_LOW bytes
+ *              and the socket is writable, conn_run() calls its hook
+ *   writing    replies are not fully sent: write watcher on, no new dispatch
  *   closing    a protocol error was answered: close once the reply is out
  * conn_run() is the only place that moves between these states and the only
- * place a connection is freed (never from inside its own dispatch). */
+ * place a connection is freed (never from inside its own dispatch).
+ *
+ * The queue stays bounded: continuing replies are refused once it holds
+ * VL_OUT_HIGH bytes, so it never holds more than VL_OUT_HIGH plus one reply
+ * (at most VL_MAX_REPLY). */
 #include "config.h"
 
 #include "varlink.h"
@@ -21,8 +28,6 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #define VL_MAX_INTERFACES 16
@@ -64,8 +69,8 @@ struct vl_conn {
 	int fd;
 	ev_io rw, ww;
 	struct ucred cred;
-	char *out; /* the encoded reply being sent */
-	size_t out_len, out_off;
+	char *out; /* encoded replies, out[out_off..out_len) not sent yet */
+	size_t out_len, out_off, out_cap;
 	struct vl_call *pending;
 	bool busy, eof, closing, dead;
 	size_t in_len;
@@ -77,7 +82,9 @@ struct vl_call {
 	char method[256];
 	json_t *params;
 	struct ucred cred;
-	bool oneway;
+	bool oneway, more;
+	vl_drained_fn drained; /* one-shot resume hook */
+	void *drained_ud;
 };
 
 struct vl_server {
@@ -175,7 +182,7 @@ int vl_request_decode(const char *msg, size_t len, struct vl_request *out, const
 	return 0;
 }
 
-char *vl_reply_encode(const char *error, json_t *params, size_t *len)
+static char *reply_encode(const char *error, json_t *params, bool continues, size_t *len)
 {
 	json_t *root;
 	char *s;
@@ -189,6 +196,10 @@ char *vl_reply_encode(const char *error, json_t *params, size_t *len)
 	/* json_pack steals "o" even when it fails */
 	root = error ? json_pack("{s:s, s:o}", "error", error, "parameters", params)
 		     : json_pack("{s:o}", "parameters", params);
+	if (root && continues && json_object_set_new(root, "continues", json_true()) < 0) {
+		json_decref(root);
+		root = NULL;
+	}
 	if (!root)
 		return NULL;
 	s = json_dumps(root, JSON_COMPACT);
@@ -198,9 +209,36 @@ char *vl_reply_encode(const char *error, json_t *params, size_t *len)
 	return s;
 }
 
+char *vl_reply_encode(const char *error, json_t *params, size_t *len)
+{
+	return reply_encode(error, params, false, len);
+}
+
 /* ------------------------------------------------------------ connections */
 
 static void conn_run(struct vl_conn *c);
+
+static size_t conn_queued(const struct vl_conn *c)
+{
+	return c->out_len - c->out_off;
+}
+
+/* The pending call loses its connection. A handler waiting for its drained
+ * hook learns it now, from the hook, and finishes the call. */
+static void conn_orphan_call(struct vl_conn *c)
+{
+	struct vl_call *call = c->pending;
+	vl_drained_fn fn;
+
+	if (!call)
+		return;
+	c->pending = NULL;
+	call->conn = NULL;
+	fn = call->drained;
+	call->drained = NULL;
+	if (fn)
+		fn(call, call->drained_ud);
+}
 
 static void conn_free(struct vl_conn *c)
 {
@@ -208,8 +246,7 @@ static void conn_free(struct vl_conn *c)
 
 	ev_io_stop(s->loop, &c->rw); /* also clears pending (fed) events */
 	ev_io_stop(s->loop, &c->ww);
-	if (c->pending)
-		c->pending->conn = NULL;
+	conn_orphan_call(c);
 	if (c->prev)
 		c->prev->next = c->next;
 	else
@@ -224,25 +261,53 @@ static void conn_free(struct vl_conn *c)
 	free(c);
 }
 
-/* Queue an encoded reply; params stolen. Nothing is dispatched while output
- * is queued, so there is at most one. A reply that cannot be encoded or is
- * too large is a bug of the method: log it and drop the connection. */
-static int conn_queue(struct vl_conn *c, const char *error, json_t *params)
+/* Append one encoded message (len bytes, NUL included) to the output queue;
+ * msg is taken over on success. */
+static int out_append(struct vl_conn *c, char *msg, size_t len)
+{
+	size_t need;
+
+	if (!c->out) {
+		c->out = msg;
+		c->out_len = c->out_cap = len;
+		c->out_off = 0;
+		return 0;
+	}
+	memmove(c->out, c->out + c->out_off, conn_queued(c));
+	c->out_len -= c->out_off;
+	c->out_off = 0;
+	need = c->out_len + len;
+	if (need > c->out_cap) {
+		size_t cap = need > 2 * c->out_cap ? need : 2 * c->out_cap;
+		char *n = realloc(c->out, cap);
+		if (!n)
+			return -ENOMEM;
+		c->out = n;
+		c->out_cap = cap;
+	}
+	memcpy(c->out + c->out_len, msg, len);
+	c->out_len = need;
+	free(msg);
+	return 0;
+}
+
+/* Queue an encoded reply; params stolen. Replies queue in call order: a call
+ * is dispatched only once the previous one is finished. A reply that cannot
+ * be encoded or is too large is a bug of the method: log it and drop the
+ * connection. */
+static int conn_queue(struct vl_conn *c, const char *error, json_t *params, bool continues)
 {
 	size_t len = 0;
-	char *msg = vl_reply_encode(error, params, &len);
+	char *msg = reply_encode(error, params, continues, &len);
+	int r = !msg ? -EINVAL : len > VL_MAX_REPLY ? -EMSGSIZE : out_append(c, msg, len);
 
-	if (!msg || len > VL_MAX_REPLY || c->out) {
+	if (r < 0) {
 		log_err("varlink: reply to pid %d %s; closing the connection", (int)c->cred.pid,
-			!msg ? "cannot be encoded" : c->out ? "while another is queued" : "is too large");
+			r == -EINVAL ? "cannot be encoded" : r == -EMSGSIZE ? "is too large" : "cannot be queued");
 		free(msg);
 		c->closing = true;
-		return msg ? -EMSGSIZE : -EINVAL;
 	}
-	c->out = msg;
-	c->out_len = len;
-	c->out_off = 0;
-	return 0;
+	return r;
 }
 
 /* Answer a message that is not a valid request, then close. */
@@ -250,7 +315,7 @@ static void conn_protocol_error(struct vl_conn *c, const char *why)
 {
 	log_warn("varlink: bad message from pid %d uid %d: %s; closing the connection", (int)c->cred.pid,
 		 (int)c->cred.uid, why);
-	conn_queue(c, VL_ERR_INVALID_PARAMETER, json_pack("{s:s}", "parameter", why));
+	conn_queue(c, VL_ERR_INVALID_PARAMETER, json_pack("{s:s}", "parameter", why), false);
 	c->closing = true;
 }
 
@@ -269,7 +334,7 @@ static int conn_flush(struct vl_conn *c)
 	}
 	free(c->out);
 	c->out = NULL;
-	c->out_len = c->out_off = 0;
+	c->out_len = c->out_off = c->out_cap = 0;
 	return 0;
 }
 
@@ -359,6 +424,7 @@ static bool conn_next(struct vl_conn *c)
 	call->params = req.params;
 	call->cred = c->cred;
 	call->oneway = req.oneway;
+	call->more = req.more;
 	c->pending = call;
 	route(c->srv, call, req.upgrade);
 	return true;
@@ -369,15 +435,34 @@ static void watch(struct ev_loop *loop, ev_io *w, bool on)
 	(on ? ev_io_start : ev_io_stop)(loop, w);
 }
 
-/* read only when idle: nothing pending, nothing to send, room in the buffer */
+static bool conn_drained(const struct vl_conn *c)
+{
+	return c->pending && c->pending->drained && conn_queued(c) <= VL_OUT_LOW;
+}
+
+/* read only when idle: nothing pending, nothing to send, room in the buffer;
+ * write when there is something to send, or to call a drained hook once the
+ * socket takes more */
 static void conn_watch(struct vl_conn *c)
 {
 	watch(c->srv->loop, &c->rw, !c->pending && !c->out && !c->eof && !c->closing && c->in_len < VL_MAX_MESSAGE);
-	watch(c->srv->loop, &c->ww, c->out != NULL);
+	watch(c->srv->loop, &c->ww, c->out != NULL || conn_drained(c));
+}
+
+/* Call the pending call's drained hook (one-shot; it may set it again). */
+static void conn_resume(struct vl_conn *c)
+{
+	struct vl_call *call = c->pending;
+	vl_drained_fn fn = call->drained;
+
+	call->drained = NULL;
+	fn(call, call->drained_ud);
 }
 
 static void conn_run(struct vl_conn *c)
 {
+	bool resumed = false;
+
 	if (c->busy)
 		return; /* called from inside this connection's dispatch */
 	c->busy = true;
@@ -385,6 +470,11 @@ static void conn_run(struct vl_conn *c)
 		if (c->out && conn_flush(c) < 0) {
 			c->dead = true;
 			break;
+		}
+		if (!resumed && conn_drained(c)) {
+			resumed = true; /* one batch per wakeup: the loop moves on */
+			conn_resume(c);
+			continue;
 		}
 		if (c->out || c->pending || c->closing || !conn_next(c))
 			break;
@@ -645,8 +735,8 @@ static int call_finish(struct vl_call *call, const char *error, json_t *params)
 	c = call->conn;
 	if (c) {
 		c->pending = NULL;
-		if (!call->oneway) {
-			r = conn_queue(c, error, params);
+		if (!call->oneway && !c->closing) { /* closing: a broken stream ends unanswered */
+			r = conn_queue(c, error, params, false);
 			params = NULL;
 		}
 		/* resume from the loop, not from inside the caller's stack */
@@ -669,6 +759,57 @@ int vl_call_error(struct vl_call *call, const char *error, json_t *params)
 	return call_finish(call, error ? error : VL_ERR_INVALID_PARAMETER, params);
 }
 
+bool vl_call_more(const struct vl_call *call)
+{
+	return call->more && !call->oneway;
+}
+
+bool vl_call_room(const struct vl_call *call)
+{
+	const struct vl_conn *c = call->conn;
+
+	return c && !c->dead && !c->closing && conn_queued(c) < VL_OUT_HIGH;
+}
+
+size_t vl_call_queued(const struct vl_call *call)
+{
+	return call->conn ? conn_queued(call->conn) : 0;
+}
+
+int vl_call_continue(struct vl_call *call, json_t *params)
+{
+	struct vl_conn *c = call ? call->conn : NULL;
+	int r;
+
+	if (!call || !vl_call_more(call))
+		r = -EINVAL;
+	else if (!c || c->dead || c->closing)
+		r = -ENOTCONN;
+	else if (conn_queued(c) >= VL_OUT_HIGH)
+		r = -ENOBUFS;
+	else {
+		r = conn_queue(c, NULL, params, true);
+		params = NULL;
+		if (!c->busy)
+			conn_watch(c); /* a reply from outside the dispatch: write it */
+	}
+	json_decref(params);
+	return r;
+}
+
+int vl_call_on_drained(struct vl_call *call, vl_drained_fn fn, void *ud)
+{
+	if (!call || !fn)
+		return -EINVAL;
+	if (!call->conn)
+		return -ENOTCONN;
+	call->drained = fn;
+	call->drained_ud = ud;
+	if (!call->conn->busy)
+		conn_watch(call->conn);
+	return 0;
+}
+
 const struct ucred *vl_call_peer(const struct vl_call *call)
 {
 	return &call->cred;
@@ -686,7 +827,7 @@ bool vl_call_connected(const struct vl_call *call)
 {
 	struct pollfd p;
 
-	if (!call->conn || call->conn->dead)
+	if (!call->conn || call->conn->dead || call->conn->closing)
 		return false;
 	p.fd = call->conn->fd;
 	p.events = POLLIN;
@@ -694,100 +835,4 @@ bool vl_call_connected(const struct vl_call *call)
 	if (poll(&p, 1, 0) < 0)
 		return true;
 	return !(p.revents & (POLLHUP | POLLERR | POLLNVAL));
-}
-
-/* ------------------------------------------------------------------ listen */
-
-/* mkdir -p of path's directory; directories created here get 0755 whatever
- * the umask is. */
-static int make_parent_dir(const char *path)
-{
-	char dir[sizeof(((struct sockaddr_un *)0)->sun_path)];
-	char *slash;
-
-	strcpy(dir, path);
-	slash = strrchr(dir, '/');
-	if (!slash || slash == dir)
-		return 0;
-	*slash = '\0';
-	for (char *p = dir + 1;; p++) {
-		char save = *p;
-
-		if (save != '/' && save != '\0')
-			continue;
-		*p = '\0';
-		if (mkdir(dir, 0755) == 0) {
-			if (chmod(dir, 0755) < 0)
-				return -errno;
-		} else if (errno != EEXIST) {
-			return -errno;
-		}
-		if (save == '\0')
-			return 0;
-		*p = save;
-	}
-}
-
-/* Remove a socket file left by a dead daemon. Anything that is not a socket
- * is left alone (-EEXIST); a socket somebody listens on is -EADDRINUSE. */
-static int remove_stale(const struct sockaddr_un *sa)
-{
-	struct stat st;
-	int fd, r, e;
-
-	if (lstat(sa->sun_path, &st) < 0)
-		return errno == ENOENT ? 0 : -errno;
-	if (!S_ISSOCK(st.st_mode))
-		return -EEXIST;
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	r = connect(fd, (const struct sockaddr *)sa, sizeof(*sa));
-	e = errno;
-	close(fd);
-	if (r == 0 || e == EAGAIN || e == EINPROGRESS)
-		return -EADDRINUSE;
-	if (unlink(sa->sun_path) < 0 && errno != ENOENT)
-		return -errno;
-	return 0;
-}
-
-int vl_listen(const char *path, mode_t mode, gid_t gid, int *out_fd)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	bool bound = false;
-	mode_t old;
-	int fd, r;
-
-	if (!path || !*path || !out_fd)
-		return -EINVAL;
-	if (strlen(path) >= sizeof(sa.sun_path))
-		return -ENAMETOOLONG;
-	strcpy(sa.sun_path, path);
-	r = make_parent_dir(path);
-	if (r == 0)
-		r = remove_stale(&sa);
-	if (r < 0)
-		return r;
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	old = umask(0177); /* nobody else may connect before the chmod below */
-	r = bind(fd, (const struct sockaddr *)&sa, sizeof(sa)) < 0 ? -errno : 0;
-	umask(old);
-	bound = r == 0;
-	if (r == 0 && gid != (gid_t)-1 && chown(path, (uid_t)-1, gid) < 0)
-		r = -errno;
-	if (r == 0 && chmod(path, mode) < 0)
-		r = -errno;
-	if (r == 0 && listen(fd, SOMAXCONN) < 0)
-		r = -errno;
-	if (r < 0) {
-		if (bound)
-			unlink(path);
-		close(fd);
-		return r;
-	}
-	*out_fd = fd;
-	return 0;
 }

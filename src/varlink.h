@@ -4,7 +4,33 @@
  * {"method": "iface.Method", "parameters": {...}, "oneway": bool, "more": bool};
  * a reply is {"parameters": {...}} or {"error": "iface.Error", "parameters": {...}}.
  * One call per connection is in flight at a time: while a call waits for its
- * reply the connection is not read, so replies keep request order. */
+ * reply the connection is not read, so replies keep request order.
+ *
+ * A call with "more" may be answered by several replies: vl_call_continue()
+ * for each but the last, which carries "continues": true, then vl_call_reply()
+ * or vl_call_error() as for any call. A method that streams many replies
+ * produces them in batches, paced by the client (back-pressure):
+ *
+ *	static void batch(struct vl_call *call, void *ud)
+ *	{
+ *		if (!vl_call_connected(call))        // the client went away
+ *			return (void)vl_call_reply(call, NULL);  // dropped; frees the call
+ *		while (more items && a batch is not done && vl_call_room(call))
+ *			vl_call_continue(call, item);
+ *		if (no more items)
+ *			vl_call_reply(call, last);
+ *		else if (vl_call_on_drained(call, batch, ud) < 0)
+ *			vl_call_reply(call, NULL);
+ *	}
+ *
+ * The hook is called from the loop (never from inside vl_call_on_drained())
+ * once the connection's unsent output is at most VL_OUT_LOW bytes and its
+ * socket is writable, at most once per loop wakeup of the connection. If the
+ * connection goes away meanwhile (client gone, write error, vl_server_free())
+ * the hook is called at once with vl_call_connected() false: it must then
+ * finish the call (its reply is dropped), which frees it. A call is never
+ * freed behind its handler's back: a handler owns the call until it finishes
+ * it. */
 #ifndef CGPOOL_VARLINK_H
 #define CGPOOL_VARLINK_H
 
@@ -18,6 +44,8 @@
 #define VL_MAX_MESSAGE (64 * 1024) /* bytes in one message, NUL included */
 #define VL_MAX_REPLY (1024 * 1024)  /* bytes in one reply, NUL included (libcgpool's limit) */
 #define VL_MAX_CLIENTS 128
+#define VL_OUT_LOW (16 * 1024)     /* drained hooks run once unsent output is at most this */
+#define VL_OUT_HIGH (64 * 1024)    /* no continuing reply is queued above this */
 
 struct vl_server;
 struct vl_call;
@@ -27,6 +55,8 @@ struct vl_call;
  * borrowed (valid until then). If the client disconnects first the reply is
  * dropped silently. */
 typedef void (*vl_method_fn)(struct vl_call *call, json_t *params, void *ud);
+/* A drained hook: see above. */
+typedef void (*vl_drained_fn)(struct vl_call *call, void *ud);
 
 /* ---- decoding, separate from the transport so it can be unit tested */
 struct vl_request {
@@ -57,7 +87,8 @@ int vl_server_new(struct ev_loop *loop, int listen_fd, const struct vl_server_in
 		  struct vl_server **out);
 /* Stops listening, closes every connection, drops pending calls: a call a
  * handler still holds stays valid, vl_call_connected() is false for it and
- * its reply frees it. NULL ok. */
+ * its reply frees it. Calls waiting for a drained hook get it now, so free
+ * the server before what those hooks use. NULL ok. */
 void vl_server_free(struct vl_server *s);
 /* Register an interface: its name and its Varlink IDL text (returned by
  * org.varlink.service.GetInterfaceDescription and listed by GetInfo). */
@@ -76,10 +107,30 @@ int vl_listen(const char *path, mode_t mode, gid_t gid, int *out_fd);
  * the connection is closed then) */
 int vl_call_reply(struct vl_call *call, json_t *params /* stolen, NULL = {} */);
 int vl_call_error(struct vl_call *call, const char *error, json_t *params /* stolen, NULL = {} */);
+/* The caller asked for several replies ("more") and wants replies at all
+ * (not "oneway": oneway wins, nothing is sent). */
+bool vl_call_more(const struct vl_call *call);
+/* Queue one reply with "continues": true; params stolen (NULL = {}). The call
+ * stays pending. Errors (the call stays pending, its handler must still
+ * finish it): -EINVAL vl_call_more() is false, nothing queued; -ENOTCONN the
+ * client is gone; -ENOBUFS the output queue is full (vl_call_room() was
+ * false), nothing queued; -EMSGSIZE over VL_MAX_REPLY or -EINVAL params not an
+ * object: the connection is closed once the queued replies are out. */
+int vl_call_continue(struct vl_call *call, json_t *params);
+/* The output queue takes another continuing reply: connected and less than
+ * VL_OUT_HIGH bytes unsent. */
+bool vl_call_room(const struct vl_call *call);
+/* Bytes queued on the call's connection and not written yet (0 when gone). */
+size_t vl_call_queued(const struct vl_call *call);
+/* Have fn(call, ud) called once from the loop when the output has drained (see
+ * the top of this file); replaces an earlier hook. -ENOTCONN when the
+ * connection is already gone: nothing is registered, finish the call. */
+int vl_call_on_drained(struct vl_call *call, vl_drained_fn fn, void *ud);
 /* Credentials of the peer (SO_PEERCRED, taken at accept). */
 const struct ucred *vl_call_peer(const struct vl_call *call);
 const char *vl_call_method(const struct vl_call *call);
-/* false once the client has gone away (the reply will be dropped) */
+/* false once the client has gone away or the connection is being closed
+ * (the reply will be dropped) */
 bool vl_call_connected(const struct vl_call *call);
 
 /* standard errors */

@@ -31,7 +31,8 @@
 
 static const char test_idl[] = "interface io.cgpool.Test\n"
 			       "method Echo(x: ?object) -> (x: ?object)\n"
-			       "method Hold() -> ()\n";
+			       "method Hold() -> ()\n"
+			       "method Stream(n: int, pad: ?int) -> (i: int, pad: string)\n";
 
 struct fx {
 	char dir[64], path[128];
@@ -40,6 +41,11 @@ struct fx {
 	struct vl_call *held; /* Hold's call, answered by the test */
 	int calls;            /* handler invocations */
 	pid_t attached;       /* the pid Attach was given */
+	/* Stream: */
+	int hooks;            /* drained hooks run */
+	size_t max_queued;    /* most output bytes queued after a continuing reply */
+	int streams_done;     /* streams finished (answered or dropped) */
+	int streams_lost;     /* of those, ended because the client was gone */
 };
 
 #define PUMP_UNTIL(f, cond)                                                  \
@@ -101,6 +107,72 @@ static void m_big(struct vl_call *call, json_t *params, void *ud)
 	vl_call_reply(call, json_pack("{s:s%}", "text", text, (size_t)json_integer_value(json_object_get(params, "size"))));
 }
 
+/* Stream(n, pad): n replies {"i": 0..n-1, "pad": pad 'x's}, in batches of at
+ * most 64 while the output queue has room, then after the drained hook */
+struct stream {
+	struct fx *f;
+	int next, n, pad;
+};
+
+static json_t *stream_item(const struct stream *st)
+{
+	static char text[4096];
+
+	memset(text, 'x', sizeof(text));
+	return json_pack("{s:i, s:s%}", "i", st->next, "pad", text, (size_t)st->pad);
+}
+
+static void stream_resume(struct vl_call *call, void *ud);
+
+static void stream_batch(struct vl_call *call, void *ud)
+{
+	struct stream *st = ud;
+	struct fx *f = st->f;
+
+	if (!vl_call_connected(call)) {
+		f->streams_lost++;
+		st->next = st->n; /* nothing more to send */
+	}
+	for (int k = 0; st->next < st->n - 1 && k < 64 && vl_call_room(call); k++, st->next++) {
+		assert_int_equal(vl_call_continue(call, stream_item(st)), 0);
+		if (vl_call_queued(call) > f->max_queued)
+			f->max_queued = vl_call_queued(call);
+	}
+	if (st->next < st->n - 1) {
+		assert_int_equal(vl_call_on_drained(call, stream_resume, st), 0);
+		return;
+	}
+	vl_call_reply(call, st->next < st->n ? stream_item(st) : NULL);
+	f->streams_done++;
+	free(st);
+}
+
+static void stream_resume(struct vl_call *call, void *ud)
+{
+	((struct stream *)ud)->f->hooks++;
+	stream_batch(call, ud);
+}
+
+static void m_stream(struct vl_call *call, json_t *params, void *ud)
+{
+	struct fx *f = ud;
+	struct stream *st;
+
+	f->calls++;
+	if (!vl_call_more(call)) {
+		assert_int_equal(vl_call_continue(call, json_object()), -EINVAL);
+		vl_call_error(call, VL_ERR_EXPECTED_MORE, NULL);
+		return;
+	}
+	st = calloc(1, sizeof(*st));
+	assert_non_null(st);
+	st->f = f;
+	st->n = (int)json_integer_value(json_object_get(params, "n"));
+	st->pad = (int)json_integer_value(json_object_get(params, "pad"));
+	assert_true(st->n >= 1 && st->pad >= 0 && st->pad <= 4096);
+	stream_batch(call, st);
+}
+
 static void m_attach(struct vl_call *call, json_t *params, void *ud)
 {
 	struct fx *f = ud;
@@ -129,6 +201,7 @@ static int setup(void **state)
 	assert_int_equal(vl_server_add_method(f->srv, TEST_IFACE ".Hold", m_hold, f), 0);
 	assert_int_equal(vl_server_add_method(f->srv, TEST_IFACE ".Fail", m_fail, f), 0);
 	assert_int_equal(vl_server_add_method(f->srv, TEST_IFACE ".Big", m_big, f), 0);
+	assert_int_equal(vl_server_add_method(f->srv, TEST_IFACE ".Stream", m_stream, f), 0);
 	assert_int_equal(vl_server_add_method(f->srv, "io.cgpool.Manager.Attach", m_attach, f), 0);
 	assert_int_equal(vl_server_add_method(f->srv, "NoDot", m_echo, f), -EINVAL);
 	*state = f;
@@ -705,6 +778,148 @@ static void test_client_limit(void **state)
 		raw_close(c[i]);
 }
 
+/* ------------------------------------------------------------ streaming */
+
+#define STREAM(p) "{\"method\":\"io.cgpool.Test.Stream\",\"parameters\":{" p "}"
+
+/* the exact wire form: "continues" on all but the last; oneway wins over
+ * more; without more the method says ExpectedMore; calls after a stream wait */
+static void test_stream_wire(void **state)
+{
+	static const struct {
+		const char *send, *replies[4];
+	} cases[] = {
+		{ STREAM("\"n\":3") ",\"more\":true}",
+		  { "{\"parameters\":{\"i\":0,\"pad\":\"\"},\"continues\":true}",
+		    "{\"parameters\":{\"i\":1,\"pad\":\"\"},\"continues\":true}", "{\"parameters\":{\"i\":2,\"pad\":\"\"}}" } },
+		{ STREAM("\"n\":1") ",\"more\":true}", { "{\"parameters\":{\"i\":0,\"pad\":\"\"}}" } },
+		{ STREAM("\"n\":3") "}", { "{\"error\":\"org.varlink.service.ExpectedMore\",\"parameters\":{}}" } },
+		{ STREAM("\"n\":5") ",\"more\":true,\"oneway\":true}\n" ECHO(",\"parameters\":{\"x\":1}"),
+		  { "{\"parameters\":{\"x\":1}}" } },
+		{ STREAM("\"n\":2") ",\"more\":true}\n" ECHO(",\"more\":true"),
+		  { "{\"parameters\":{\"i\":0,\"pad\":\"\"},\"continues\":true}", "{\"parameters\":{\"i\":1,\"pad\":\"\"}}",
+		    "{\"parameters\":{}}" } },
+	};
+	struct fx *f = *state;
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct raw *c = raw_connect(f);
+		char *buf = strdup(cases[i].send), *msg;
+
+		for (char *p = buf; *p; p++)
+			*p = *p == '\n' ? '\0' : *p;
+		raw_send(f, c, buf, strlen(cases[i].send) + 1);
+		free(buf);
+		for (size_t k = 0; k < ARRAY_SIZE(cases[i].replies) && cases[i].replies[k]; k++) {
+			msg = raw_recv_text(f, c);
+			assert_string_equal(msg, cases[i].replies[k]);
+			free(msg);
+		}
+		pump(f, 20);
+		assert_int_equal(recv(c->fd, (char[1]){ 0 }, 1, MSG_DONTWAIT), -1); /* nothing more */
+		raw_close(c);
+	}
+	assert_int_equal(f->streams_done, 3); /* the oneway one too */
+	assert_int_equal(f->streams_lost, 0);
+}
+
+struct sjob {
+	const char *path, *params;
+	int rc, n, bad, stop_at;
+	atomic_bool done;
+	pthread_t th;
+};
+
+/* a slow reader: checks the order, naps now and then */
+static int sjob_reply(const char *text, void *ud)
+{
+	struct sjob *j = ud;
+	json_t *r = json_loads(text, 0, NULL);
+
+	if (json_integer_value(json_object_get(r, "i")) != j->n)
+		j->bad++;
+	json_decref(r);
+	if (++j->n % 100 == 0)
+		usleep(1000);
+	return j->n == j->stop_at ? -ECANCELED : 0;
+}
+
+static void *sjob_main(void *p)
+{
+	struct sjob *j = p;
+	struct cgpool *c = NULL;
+
+	j->rc = cgpool_connect(j->path, &c);
+	if (j->rc == 0)
+		j->rc = cgpool_call_more(c, TEST_IFACE ".Stream", j->params, sjob_reply, j);
+	if (j->rc == -ECANCELED) /* the connection was closed: further calls fail */
+		j->rc = cgpool_call(c, TEST_IFACE ".Echo", NULL, NULL) == -ENOTCONN ? -ECANCELED : -EPROTO;
+	cgpool_close(c);
+	atomic_store(&j->done, true);
+	return NULL;
+}
+
+/* 10,000 replies of 1 KiB to a slow reader: all arrive, in order, while the
+ * server never queues more than VL_OUT_HIGH plus one reply */
+static void test_stream_backpressure(void **state)
+{
+	struct fx *f = *state;
+	struct sjob j = { .path = f->path, .params = "{\"n\": 10000, \"pad\": 1000}" };
+
+	assert_int_equal(pthread_create(&j.th, NULL, sjob_main, &j), 0);
+	PUMP_UNTIL(f, atomic_load(&j.done));
+	pthread_join(j.th, NULL);
+	assert_int_equal(j.rc, 0);
+	assert_int_equal(j.n, 10000);
+	assert_int_equal(j.bad, 0);
+	assert_int_equal(f->streams_done, 1);
+	assert_true(f->max_queued > 0);
+	assert_true(f->max_queued <= VL_OUT_HIGH + 1100);
+	assert_true(f->hooks >= 10000 / 64); /* it waited for the client, again and again */
+	/* the library stops where the caller says so and closes the connection */
+	memset(&j, 0, sizeof(j));
+	j.path = f->path;
+	j.params = "{\"n\": 1000}";
+	j.stop_at = 10;
+	assert_int_equal(pthread_create(&j.th, NULL, sjob_main, &j), 0);
+	PUMP_UNTIL(f, atomic_load(&j.done) && f->streams_done == 2);
+	pthread_join(j.th, NULL);
+	assert_int_equal(j.rc, -ECANCELED);
+	assert_int_equal(f->streams_lost, 1);
+	assert_serving(f);
+}
+
+/* the client goes away mid-stream (closed; shut down, then closed) or the
+ * server is freed mid-stream: the handler learns it from its drained hook,
+ * finishes the call, and nothing leaks */
+static void test_stream_disconnect(void **state)
+{
+	struct fx *f = *state;
+
+	for (int how = 0; how < 3; how++) {
+		struct raw *c = raw_connect(f);
+		json_t *r;
+
+		raw_sends(f, c, STREAM("\"n\":100000,\"pad\":500") ",\"more\":true}");
+		r = raw_recv(f, c);
+		assert_int_equal(param_int(r, "i"), 0);
+		json_decref(r);
+		pump(f, 20); /* the socket fills up, the queue too */
+		assert_int_equal(f->streams_done, how);
+		if (how == 1)
+			shutdown(c->fd, SHUT_RDWR);
+		if (how == 2) {
+			vl_server_free(f->srv);
+			f->srv = NULL;
+		}
+		raw_close(c);
+		PUMP_UNTIL(f, f->streams_done == how + 1);
+		assert_int_equal(f->streams_lost, f->streams_done);
+		if (how < 2)
+			assert_serving(f);
+	}
+}
+
 /* --------------------------------------------------- listen and exec */
 
 static void test_listen(void **state)
@@ -785,6 +1000,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_slow_client, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_wire, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_client_limit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stream_wire, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stream_backpressure, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stream_disconnect, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_listen, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exec, setup, teardown),
 	};
