@@ -68,24 +68,6 @@ load() {
 	fi
 }
 
-# stall_p99 BEFORE AFTER: the upper bound of the bucket holding the 99th
-# percentile of the loop iterations between two metrics snapshots, and their
-# number; n/a without the cgpool_loop_stall_seconds histogram
-stall_p99() {
-	grep -q '^cgpool_loop_stall_seconds_bucket' "$2" || { echo n/a; return; }
-	awk 'FNR == 1 { f++ }
-	     /^cgpool_loop_stall_seconds_bucket\{/ {
-		le = $1; sub(/.*le="/, "", le); sub(/".*/, "", le)
-		if (f == 1) { b[le] = $2 } else { a[le] = $2; order[++n] = le }
-	     }
-	     END {
-		tot = a["+Inf"] - b["+Inf"]
-		if (tot <= 0) { print "none"; exit }
-		for (i = 1; i <= n; i++)
-			if (a[order[i]] - b[order[i]] >= 0.99 * tot) { printf "<=%s s (%d iterations)\n", order[i], tot; exit }
-	     }' "$1" "$2"
-}
-stall_max() { sed -n 's/^cgpool_loop_stall_max_seconds //p' "$1"; }
 snapshot() { ctl metrics > "$T_DIR/metrics.$1" 2>/dev/null || : > "$T_DIR/metrics.$1"; }
 
 # attach_round TAG PREFIX: the four attach measurements on keys PREFIX-<c>-0/1
