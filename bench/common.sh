@@ -12,3 +12,23 @@ if [ -x "$(dirname "$CGPOOLCTL")/.libs/cgpoolctl" ]; then
 fi
 export top_srcdir CGPOOLD CGPOOLCTL
 . "$top_srcdir/tests/integ/lib.sh"
+
+# stall_p99 BEFORE AFTER: from two snapshots of the daemon's metrics, the upper
+# bound of the cgpool_loop_stall_seconds bucket that holds the 99th percentile
+# of the loop iterations in between, and their number; "n/a" when the daemon
+# has no such histogram, "none" when no iteration was counted
+stall_p99() {
+	grep -q '^cgpool_loop_stall_seconds_bucket' "$2" || { echo n/a; return; }
+	awk '/^cgpool_loop_stall_seconds_bucket\{/ {
+		le = $1; sub(/.*le="/, "", le); sub(/".*/, "", le)
+		if (FILENAME == ARGV[1]) b[le] = $2; else { a[le] = $2; order[++n] = le }
+	}
+	END {
+		tot = a["+Inf"] - b["+Inf"]
+		if (tot <= 0) { print "none"; exit }
+		for (i = 1; i <= n; i++)
+			if (a[order[i]] - b[order[i]] >= 0.99 * tot) { printf "<=%s s (%d iterations)\n", order[i], tot; exit }
+	}' "$1" "$2"
+}
+# stall_max METRICS: the longest loop iteration since the daemon started, s
+stall_max() { sed -n 's/^cgpool_loop_stall_max_seconds //p' "$1"; }

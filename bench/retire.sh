@@ -1,7 +1,9 @@
 #!/bin/sh
 # bench/retire.sh [N] [MODE] - retire N slots at once, each holding 1 MiB of
 # page cache, and report how long the daemon's event loop stalled at worst
-# (cgpool_loop_stall_max_seconds), the slowest single kernel write, the
+# (cgpool_loop_stall_max_seconds; and the 99th percentile of the loop
+# iterations while retiring, where the daemon has the histogram
+# cgpool_loop_stall_seconds), the slowest single kernel write, the
 # outcomes and the wall time. MODE: auto (default), drain or reparent.
 #   sh bench/retire.sh 200 drain
 N=${1:-200}
@@ -24,7 +26,6 @@ while [ $i -lt "$N" ]; do
 done
 sync
 "$CGPOOLCTL" metrics > "$T_DIR/metrics0"
-sed -n 's/^cgpool_loop_stall_max_seconds //p' "$T_DIR/metrics0" > "$T_DIR/stall0"
 
 # all requested back to back (each request returns at once), then wait
 t0=$(date +%s%N)
@@ -53,8 +54,9 @@ cat <<EOR
 machine: $(nproc) cores, $(free -g | awk '/^Mem:/ { print $2 }') GiB, kernel $(uname -r), memory on cgroup $T_MEMORY, lru_reparenting $verdict
 retired: $N slots of 1 MiB page cache each, mode $MODE, all requested at once
 wall time: $(( (t1 - t0) / 1000000 )) ms
-loop stall max while binding the $N keys: $(cat "$T_DIR/stall0") s
-loop stall max after retiring them:      $(sed -n 's/^cgpool_loop_stall_max_seconds //p' "$T_DIR/metrics") s
+loop stall max while binding the $N keys: $(stall_max "$T_DIR/metrics0") s
+loop stall max after retiring them:      $(stall_max "$T_DIR/metrics") s
+loop stall p99 while retiring them:      $(stall_p99 "$T_DIR/metrics0" "$T_DIR/metrics")
 slowest single kernel write (reclaim/rmdir): $(sed -n 's/^cgpool_kernel_write_max_seconds //p' "$T_DIR/metrics") s
 $(stall_hist "$T_DIR/metrics0" "$T_DIR/metrics")
 outcomes:

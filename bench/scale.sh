@@ -1,0 +1,191 @@
+#!/bin/sh
+# bench/scale.sh [N] - the daemon at scale, in one run: binds and attaches per
+# second at 100 bound keys and at N (ratio N/100), the fill from 100 to N, the
+# daemon's RSS, list/status/metrics latency, event-loop stalls, and restart
+# placement against the usual way (mkdir, move in, move out, rmdir) at N keys.
+# Run from a built checkout as root (bench/scale-client is built by make).
+#   sh bench/scale.sh 10000
+#   CGPOOLD=/path/cgpoold CGPOOLCTL=/path/cgpoolctl sh bench/scale.sh 2000
+N=${1:-10000}
+. "$(dirname "$0")/common.sh"
+CLIENT=${SCALE_CLIENT:-$top_srcdir/bench/scale-client}
+[ -x "$CLIENT" ] || hard_error "$CLIENT not built (run make)"
+
+B1=100        # new keys bound by 1 client in each bind measurement
+B16=320       # ... by 16 clients
+ATTACH_SECS=5 # each attach measurement
+PLACE=500     # restart-placement cycles each way
+# the fill starts after the 100 keys and the first bind round
+[ "$N" -ge $((200 + B1 + B16)) ] 2>/dev/null || hard_error "N must be a number of at least $((200 + B1 + B16))"
+WARM=64
+PHASE_SECS=300  # bound on one measurement
+FILL_SECS=1800  # bound on the fill from 100 to N
+# the N keys, both bind rounds, the warm slots and the placement key
+write_config "[pool]
+warm = $WARM
+max_slots = $((N + 2 * (B1 + B16) + WARM + 16))
+idle_timeout = 24h"
+
+# ---- helpers
+ctl() { timeout -k 5 60 "$CGPOOLCTL" "$@"; }
+status_field() { ctl --json status | sed -n "s/.*\"$1\": *\([0-9]*\).*/\1/p"; }
+bound() { echo $(( $(status_field running) + $(status_field idle) )); }
+rss_kib() { awk '$1 == "VmRSS:" { print $2 }' "/proc/$T_DAEMON_PID/status"; }
+# field FILE NAME: the value of NAME=VALUE in the result line in FILE
+field() { sed -n "s/.* $2=\([^ ]*\).*/\1/p" "$1" | head -n 1; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2f", a / b; else print "-" }'; }
+wait_warm() {
+	n=1200
+	while [ "$(status_field warm)" -lt "$WARM" ] 2>/dev/null && [ $n -gt 0 ]; do n=$((n - 1)); sleep 0.1; done
+	[ $n -gt 0 ] || echo "  (warm slots still below $WARM after 120 s)"
+}
+
+# run SECS OUT CMD...: CMD bounded in time, its stdout in OUT; on failure $why
+# says why (a result line with errors=... counts as run: the caller shows it)
+run() {
+	secs=$1 out=$2; shift 2
+	timeout -k 5 "$secs" "$@" > "$out" 2> "$T_DIR/err"
+	rc=$?
+	[ -s "$T_DIR/err" ] && sed 's/^/  stderr: /' "$T_DIR/err" | head -n 3
+	[ -s "$out" ] && grep -q '=' "$out" && return 0
+	case $rc in
+	124 | 137) why="timed out after ${secs} s" ;;
+	*) why=$(tail -n 1 "$T_DIR/err"); why=${why:-exit status $rc} ;;
+	esac
+	return 1
+}
+
+# load NAME SECS ARGS...: a scale-client measurement, printed and kept in
+# $T_DIR/NAME; its per_sec in $rate ("failed" when it did not run)
+load() {
+	name=$1 secs=$2; shift 2
+	if run "$secs" "$T_DIR/$name" "$CLIENT" "$@"; then
+		rate=$(field "$T_DIR/$name" per_sec)
+		printf '  %-22s %s\n' "$name" "$(cat "$T_DIR/$name")"
+	else
+		rate=failed
+		printf '  %-22s failed (%s)\n' "$name" "$why"
+	fi
+}
+
+snapshot() { ctl metrics > "$T_DIR/metrics.$1" 2>/dev/null || : > "$T_DIR/metrics.$1"; }
+
+# attach_round TAG PREFIX: the four attach measurements on keys PREFIX-<c>-0/1
+attach_round() {
+	load "attach-same-1-$1" $PHASE_SECS attach -c 1 -t $ATTACH_SECS -p "$2"; eval "as1_$1=\$rate"
+	load "attach-same-16-$1" $PHASE_SECS attach -c 16 -t $ATTACH_SECS -p "$2"; eval "as16_$1=\$rate"
+	load "attach-alt-1-$1" $PHASE_SECS attach -a -c 1 -t $ATTACH_SECS -p "$2"; eval "aa1_$1=\$rate"
+	load "attach-alt-16-$1" $PHASE_SECS attach -a -c 16 -t $ATTACH_SECS -p "$2"; eval "aa16_$1=\$rate"
+}
+# bind_round TAG: new keys with 1 and with 16 clients
+bind_round() {
+	wait_warm
+	load "bind-1-$1" $PHASE_SECS bind -c 1 -n $B1 -t $((PHASE_SECS - 20)) -p "b1-$1"; eval "b1_$1=\$rate"
+	wait_warm
+	load "bind-16-$1" $PHASE_SECS bind -c 16 -n $B16 -t $((PHASE_SECS - 20)) -p "b16-$1"; eval "b16_$1=\$rate"
+}
+
+# ---- start
+start_daemon
+t0=$(date +%s)
+wait_warm
+"$CGPOOLCTL" --json status > "$T_DIR/status0"
+hier=$(sed -n 's/.*"hierarchy": *"\([^"]*\)".*/\1/p' "$T_DIR/status0")
+mem=$(sed -n 's/.*"memory": *"\([^"]*\)".*/\1/p' "$T_DIR/status0")
+cat <<EOR
+machine: $(nproc) cores ($(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1)), $(free -g | awk '/^Mem:/ { print $2 }') GiB, kernel $(uname -r)
+cgroups: $hier, memory on $mem; hierarchies used: $(awk '$3 == "cgroup2" || ($3 == "cgroup" && $4 ~ /(^|,)(memory|pids)(,|$)/) { printf "%s%s (%s)", n++ ? ", " : "", $2, $3 }' /proc/mounts)
+daemon: $CGPOOLD
+config: N = $N, warm = $WARM, max_slots = $((N + 2 * (B1 + B16) + WARM + 16)), idle_timeout = 24h
+binds per measurement: $B1 (1 client), $B16 (16 clients); attach measurements $ATTACH_SECS s each
+EOR
+
+# ---- at 100 keys
+echo
+echo "== at 100 bound keys"
+load fill-100 $PHASE_SECS bind -c 16 -n 100 -p k100
+snapshot a100
+rss_100=$(rss_kib)
+attach_round 100 k100
+bind_round 100
+snapshot b100
+echo "  bound keys: $(bound), daemon RSS at 100 keys: $rss_100 KiB"
+stall_p99_100=$(stall_p99 "$T_DIR/metrics.a100" "$T_DIR/metrics.b100")
+echo "  loop stall p99: $stall_p99_100, max since start: $(stall_max "$T_DIR/metrics.b100") s"
+
+# ---- fill to N
+echo
+have=$(bound)
+fill=$((N - have))
+echo "== filling from $have to $N keys (16 clients)"
+load fill-N $FILL_SECS bind -c 16 -n $fill -t $((FILL_SECS - 30)) -p kN
+fill_rate=$rate
+snapshot fN
+stall_p99_fill=$(stall_p99 "$T_DIR/metrics.b100" "$T_DIR/metrics.fN")
+echo "  bound keys: $(bound); loop stall p99: $stall_p99_fill, max since start: $(stall_max "$T_DIR/metrics.fN") s"
+
+# ---- at N keys
+echo
+nb=$(bound)
+echo "== at $nb bound keys"
+rss_N=$(rss_kib)
+attach_round N kN
+slots=$(status_field total)
+if run 120 "$T_DIR/list" "$CLIENT" firstline -- "$CGPOOLCTL" list && [ "$(field "$T_DIR/list" status)" = 0 ]; then
+	list_first=$(field "$T_DIR/list" first_ms) list_total=$(field "$T_DIR/list" total_ms)
+	list_lines=$(( $(field "$T_DIR/list" lines) - 1 ))
+	list_ok=$([ "$list_lines" = "$slots" ] && echo yes || echo "NO, $slots slots")
+	echo "  cgpoolctl list: first line $list_first ms, total $list_total ms, $list_lines slot lines (header aside; equal to the slots: $list_ok)"
+else
+	[ -s "$T_DIR/list" ] && why="cgpoolctl exit status $(field "$T_DIR/list" status): $(tail -n 1 "$T_DIR/err")"
+	list_first=failed list_total=failed list_lines=- list_ok=-
+	echo "  cgpoolctl list: failed ($why)"
+fi
+t=$(date +%s%N)
+if timeout -k 5 120 "$CGPOOLCTL" --json list > "$T_DIR/list.json" 2> "$T_DIR/err"; then
+	jlist_ms=$(( ($(date +%s%N) - t) / 1000000 ))
+	jlist_n=$(python3 -c 'import json, sys
+v = json.load(open(sys.argv[1]))
+print(len(v) if isinstance(v, list) else "not-an-array")' "$T_DIR/list.json" 2>/dev/null || echo invalid)
+	jlist_ok=$([ "$jlist_n" -ge "$N" ] 2>/dev/null && echo yes || echo no)
+	echo "  cgpoolctl --json list: $jlist_ms ms, one JSON array of $jlist_n items (>= $N: $jlist_ok)"
+else
+	jlist_ms="failed" jlist_n=- jlist_ok=-
+	echo "  cgpoolctl --json list: failed ($(tail -n 1 "$T_DIR/err"))"
+fi
+load status-N 120 call io.cgpool.Manager.Status '{"key":"kN-0-0"}' 50
+st_p50=$(field "$T_DIR/status-N" p50_ms) st_max=$(field "$T_DIR/status-N" max_ms)
+load metrics-N 120 call io.cgpool.Manager.Metrics '{}' 20
+me_p50=$(field "$T_DIR/metrics-N" p50_ms) me_max=$(field "$T_DIR/metrics-N" max_ms)
+load place-N $PHASE_SECS place -n $PLACE -k place
+bind_round N
+snapshot bN
+stall_p99_N=$(stall_p99 "$T_DIR/metrics.fN" "$T_DIR/metrics.bN")
+echo "  bound keys: $(bound), daemon RSS at $nb keys: $rss_N KiB"
+echo "  loop stall p99: $stall_p99_N, max since start: $(stall_max "$T_DIR/metrics.bN") s"
+
+# ---- summary
+P="$T_DIR/place-N"
+pf() { v=$(field "$P" "$1"); echo "${v:-failed}"; }
+echo
+echo "== summary: N = $N (measured at $nb bound keys), $(nproc) cores, kernel $(uname -r), $hier/$mem, $(( $(date +%s) - t0 )) s"
+printf '%-40s %12s %12s %8s\n' "" "at 100" "at N" "N/100"
+row() { printf '%-40s %12s %12s %8s\n' "$1" "$2" "$3" "$(ratio "$3" "$2")"; }
+row "binds/s, new keys, 1 client" "$b1_100" "$b1_N"
+row "binds/s, new keys, 16 clients" "$b16_100" "$b16_N"
+row "attach/s, same key, 1 client" "$as1_100" "$as1_N"
+row "attach/s, same key, 16 clients" "$as16_100" "$as16_N"
+row "attach/s, two keys alternately, 1 client" "$aa1_100" "$aa1_N"
+row "attach/s, two keys alternately, 16 cl." "$aa16_100" "$aa16_N"
+row "daemon RSS, KiB" "$rss_100" "$rss_N"
+printf '%-40s %12s\n' "fill $have -> $N, keys/s (16 clients)" "$fill_rate"
+printf '%-40s %s / %s / %s\n' "loop stall p99: at 100 / fill / at N" "$stall_p99_100" "$stall_p99_fill" "$stall_p99_N"
+printf '%-40s %s s\n' "loop stall max (since start)" "$(stall_max "$T_DIR/metrics.bN")"
+printf '%-40s %s / %s ms, %s lines (= slots: %s)\n' "list at N: first line / total" "$list_first" "$list_total" "$list_lines" "$list_ok"
+printf '%-40s %s ms, %s items (>= N: %s)\n' "list --json at N: total" "$jlist_ms" "$jlist_n" "$jlist_ok"
+printf '%-40s %s / %s ms\n' "Status KEY at N: p50 / max" "${st_p50:-failed}" "${st_max:-failed}"
+printf '%-40s %s / %s ms\n' "Metrics at N: p50 / max" "${me_p50:-failed}" "${me_max:-failed}"
+printf '%-40s %s / %s us\n' "placement at N, cgpool: p50 / p99" "$(pf cgpool_p50_us)" "$(pf cgpool_p99_us)"
+printf '%-40s %s / %s us\n' "placement at N, usual way: p50 / p99" "$(pf usual_p50_us)" "$(pf usual_p99_us)"
+printf '%-40s %s / %s\n' "placement ratio cgpool/usual: p50 / p99" "$(pf ratio_p50)" "$(pf ratio_p99)"
+T_FAILS=0
