@@ -15,6 +15,7 @@
 
 #include "cg.h"
 #include "conf.h"
+#include "dying.h"
 #include "log.h"
 #include "util.h"
 #include "manager.h"
@@ -39,6 +40,7 @@ struct daemon {
 	struct conf *conf;
 	struct cg *cg;
 	struct work *work;
+	struct dying_cache *dying;
 	struct pool *pool;
 	struct retire *retire;
 	struct pressure *pressure;
@@ -322,6 +324,12 @@ static int start(struct daemon *d)
 		return 1;
 	}
 	hooks.work = d->work;
+	r = dying_cache_new(d->cg, d->work, &d->dying);
+	if (r < 0) {
+		log_err("dying-memcg count: %s", strerror(-r));
+		return 1;
+	}
+	hooks.dying = d->dying;
 	r = pool_new(d->loop, d->cg, d->conf, &d->pool);
 	if (r < 0) {
 		log_err("pool: %s", strerror(-r));
@@ -368,6 +376,7 @@ static void stop(struct daemon *d)
 	 * joins the threads */
 	retire_free(d->retire);
 	pool_free(d->pool);
+	dying_cache_free(d->dying);
 	work_free(d->work);
 	cg_close(d->cg);
 	conf_free(d->conf);

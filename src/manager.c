@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cg.h"
+#include "dying.h"
 #include "log.h"
 #include "metrics.h"
 #include "retire.h"
@@ -431,7 +432,7 @@ static json_t *daemon_json(struct manager *m)
 				      (json_int_t)st.outcomes[OUTCOME_DRAINED], "pinned", (json_int_t)st.outcomes[OUTCOME_PINNED],
 				      "failed", (json_int_t)st.outcomes[OUTCOME_FAILED], "in_flight", (json_int_t)st.in_flight));
 	json_object_set_new(j, "recent_retirements", retirements_json(m));
-	if (cg_dying(pool_cg(m->pool), &dying) == 0)
+	if ((m->hooks.dying ? dying_cache_get(m->hooks.dying, &dying, NULL) : cg_dying(pool_cg(m->pool), &dying)) == 0)
 		json_object_set_new(j, "dying_memcgs", json_integer((json_int_t)dying.count));
 	return j;
 }
@@ -579,7 +580,8 @@ static void m_metrics(struct vl_call *call, json_t *params, void *ud)
 {
 	struct manager *m = ud;
 	struct metrics_in in = { m->pool, m->hooks.retire, m->attaches, m->refusals,
-				 m->hooks.max_stall_ms ? *m->hooks.max_stall_ms : 0, m->hooks.stall, m->hooks.work };
+				 m->hooks.max_stall_ms ? *m->hooks.max_stall_ms : 0, m->hooks.stall, m->hooks.work,
+				 m->hooks.dying };
 	char *text = metrics_text(&in);
 
 	if (!text)

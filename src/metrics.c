@@ -70,6 +70,7 @@ static void retire_metrics(FILE *f, const struct metrics_in *in)
 {
 	struct retire_stats st;
 	struct cg_dying d;
+	double age = 0;
 	const char *why;
 	enum lru_reparenting lru = retire_lru_reparenting(in->retire, &why);
 
@@ -84,10 +85,12 @@ static void retire_metrics(FILE *f, const struct metrics_in *in)
 	fprintf(f, "cgpool_pinned_bytes_total %llu\n", (unsigned long long)st.pinned_bytes);
 	metric(f, "cgpool_kernel_write_max_seconds", "gauge", "Slowest single reclaim or rmdir write.");
 	fprintf(f, "cgpool_kernel_write_max_seconds %.6f\n", st.max_write_ms / 1000);
-	if (cg_dying(pool_cg(in->pool), &d) == 0) {
+	if ((in->dying ? dying_cache_get(in->dying, &d, &age) : cg_dying(pool_cg(in->pool), &d)) == 0) {
 		metric(f, "cgpool_dying_memcgs", "gauge",
-		       "Dying memory cgroups under the pool root (v1: machine-wide).");
+		       "Dying memory cgroups under the pool root (v1: machine-wide), at most about a second old.");
 		fprintf(f, "cgpool_dying_memcgs %llu\n", (unsigned long long)d.count);
+		metric(f, "cgpool_dying_memcgs_age_seconds", "gauge", "Age of that reading.");
+		fprintf(f, "cgpool_dying_memcgs_age_seconds %.3f\n", age);
 	}
 	metric(f, "cgpool_lru_reparenting", "gauge", "The LRU reparenting verdict of the probe (value label).");
 	fprintf(f, "cgpool_lru_reparenting{value=\"%s\"} 1\n", lru_reparenting_name(lru));

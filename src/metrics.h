@@ -7,6 +7,7 @@
 #include "pool.h"
 #include "retire.h"
 #include "stall.h"
+#include "dying.h"
 #include "work.h"
 
 struct metrics_in {
@@ -17,6 +18,7 @@ struct metrics_in {
 	double max_stall_ms;
 	const struct stall_hist *stall; /* may be NULL */
 	struct work *work;              /* may be NULL */
+	struct dying_cache *dying;      /* may be NULL: read now */
 };
 
 /* newly allocated text, or NULL on ENOMEM */

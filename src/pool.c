@@ -956,6 +956,8 @@ int pool_new(struct ev_loop *loop, struct cg *cg, const struct conf *conf, struc
 	/* polls where nothing is watched; with watching, retries failed reads */
 	ev_timer_init(&p->poll_timer, poll_cb, POLL_INTERVAL, POLL_INTERVAL);
 	p->poll_timer.data = p;
+	ev_timer_init(&p->over_max_timer, pool_over_max_cb, 0., 0.001);
+	p->over_max_timer.data = p;
 	hmap_init(&p->bykey, true);
 	r = pool_load(p);
 	if (r < 0) {
@@ -986,6 +988,7 @@ void pool_free(struct pool *p)
 		return;
 	ev_io_stop(p->loop, &p->watch_io);
 	ev_timer_stop(p->loop, &p->poll_timer);
+	ev_timer_stop(p->loop, &p->over_max_timer);
 	/* writes still queued for slots are dropped, a running one waited for */
 	if (p->work) {
 		work_cancel(p->work, grow_done, NULL, NULL);

@@ -24,6 +24,7 @@ struct pool {
 	unsigned next_id;
 	ev_io watch_io;
 	ev_timer poll_timer;
+	ev_timer over_max_timer; /* more slots above max_slots to hand to retirement */
 	bool poll_all;       /* some slot has no watch: poll every slot */
 	bool loading;        /* restoring from the state file */
 	struct retire *retire;
@@ -45,6 +46,7 @@ void pool_set_state(struct slot *s, enum slot_state next);
 struct slot *pool_oldest_idle(struct pool *p);
 void pool_drop(struct pool *p, struct slot *s);
 void pool_fill_warm(struct pool *p);
+void pool_over_max_cb(struct ev_loop *loop, ev_timer *w, int revents);
 unsigned pool_count_state(const struct pool *p, enum slot_state st);
 struct slot *pool_take_warm(struct pool *p);
 void pool_idle_timer(struct slot *s, double after);

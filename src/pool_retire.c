@@ -148,15 +148,37 @@ size_t pool_recent_retirements(const struct pool *p, struct retire_result *out, 
 	return n;
 }
 
+#define OVER_MAX_BATCH 128 /* slots handed to retirement per loop pass after a lower max_slots */
+
+/* Slots above max_slots go to retirement a batch per loop pass, so a reload
+ * from 10,000 to 1,000 does not stall the loop, and requests are served
+ * between the batches. It stops when only running slots are above. */
+static void over_max_step(struct pool *p)
+{
+	unsigned live = (unsigned)p->nslots - pool_count_state(p, SLOT_RETIRING), max = p->conf->pool.max_slots;
+	unsigned n = 0;
+
+	if (live > max)
+		n = retire_some(p, live - max < OVER_MAX_BATCH ? live - max : OVER_MAX_BATCH, 0);
+	if (live - n > max && n > 0)
+		ev_timer_start(p->loop, &p->over_max_timer);
+	else
+		ev_timer_stop(p->loop, &p->over_max_timer);
+}
+
+void pool_over_max_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	over_max_step(w->data);
+}
+
 void pool_set_conf(struct pool *p, const struct conf *conf)
 {
 	unsigned live = (unsigned)p->nslots - pool_count_state(p, SLOT_RETIRING);
 
 	p->conf = conf;
-	if (live > conf->pool.max_slots) {
-		unsigned n = retire_some(p, live - conf->pool.max_slots, 0);
-		log_notice("pool: %u slots above max_slots %u, %u handed to retirement", live - conf->pool.max_slots,
-			   conf->pool.max_slots, n);
-	}
+	if (live > conf->pool.max_slots)
+		log_notice("pool: %u slots above max_slots %u: handing idle and warm ones to retirement, %u per loop pass",
+			   live - conf->pool.max_slots, conf->pool.max_slots, OVER_MAX_BATCH);
+	over_max_step(p);
 	pool_fill_warm(p);
 }

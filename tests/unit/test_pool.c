@@ -1006,6 +1006,30 @@ static void test_many_slots(void **state)
 	snprintf(key, sizeof(key), "job-%d", N - 1);
 	assert_non_null(pool_find(e->pool, key));
 	assert_null(pool_find(e->pool, "job-100000"));
+
+	/* a reload to max_slots 1,000: a batch at once, the rest between loop
+	 * passes, least recently used first */
+	struct conf *c2 = conf_new_defaults();
+	unsigned passes = 0;
+	assert_non_null(c2);
+	free(c2->daemon.state_dir);
+	c2->daemon.state_dir = strdup(e->state_dir);
+	c2->pool.warm = 0;
+	c2->pool.max_slots = 1000;
+	pool_set_conf(e->pool, c2);
+	assert_true(count(e, SLOT_IDLE) < N - 2);
+	assert_true(count(e, SLOT_IDLE) > 1000);
+	while (count(e, SLOT_IDLE) + count(e, SLOT_WARM) > 1000 && passes++ < 1000)
+		pump(e, 0.001);
+	assert_true(passes > 10); /* in many loop passes, not one */
+	assert_int_equal(count(e, SLOT_IDLE) + count(e, SLOT_WARM), 1000);
+	assert_int_equal(count(e, SLOT_WARM), 4); /* idle ones go first */
+	snprintf(key, sizeof(key), "job-%d", N - 996);
+	assert_non_null(pool_find(e->pool, key));
+	snprintf(key, sizeof(key), "job-%d", N - 997);
+	assert_null(pool_find(e->pool, key));
+	env_stop(e); /* before c2 goes */
+	conf_free(c2);
 }
 
 int main(void)
