@@ -5,7 +5,9 @@
 # (a header first) and in the --json array.
 . "${top_srcdir:-.}/tests/integ/lib.sh"
 
-N=${LIST_KEYS:-2000}
+# 2,000 keys where python3 binds them on one connection; where a cgpoolctl
+# process per key is all there is (the test VMs, under emulation), 300
+if command -v python3 > /dev/null; then N=${LIST_KEYS:-2000}; else N=${LIST_KEYS:-300}; fi
 write_config "[pool]
 warm = 1
 max_slots = $((N + 100))
