@@ -56,7 +56,6 @@ retired: $N slots of 1 MiB page cache each, mode $MODE, all requested at once
 wall time: $(( (t1 - t0) / 1000000 )) ms
 loop stall max while binding the $N keys: $(stall_max "$T_DIR/metrics0") s
 loop stall max after retiring them:      $(stall_max "$T_DIR/metrics") s
-loop stall p99 while retiring them:      $(stall_p99 "$T_DIR/metrics0" "$T_DIR/metrics")
 slowest single kernel write (reclaim/rmdir): $(sed -n 's/^cgpool_kernel_write_max_seconds //p' "$T_DIR/metrics") s
 $(stall_hist "$T_DIR/metrics0" "$T_DIR/metrics")
 outcomes:
