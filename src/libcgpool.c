@@ -336,6 +336,17 @@ CGPOOL_EXPORT const char *cgpool_socket_path(const struct cgpool *c)
 	return c->path;
 }
 
+/* a JSON object text as an object, NULL when it is not one */
+static json_t *params_object(const char *text)
+{
+	json_t *o = json_loads(text, 0, NULL);
+
+	if (json_is_object(o))
+		return o;
+	json_decref(o);
+	return NULL;
+}
+
 CGPOOL_EXPORT int cgpool_call(struct cgpool *c, const char *method, const char *params_json, char **reply_json)
 {
 	json_t *params = NULL, *reply = NULL;
@@ -344,13 +355,8 @@ CGPOOL_EXPORT int cgpool_call(struct cgpool *c, const char *method, const char *
 
 	if (!c || !method)
 		return -EINVAL;
-	if (params_json) {
-		params = json_loads(params_json, 0, NULL);
-		if (!json_is_object(params)) {
-			json_decref(params);
-			return -EINVAL;
-		}
-	}
+	if (params_json && !(params = params_object(params_json)))
+		return -EINVAL;
 	r = call_json(c, method, params, &reply);
 	if (r < 0)
 		return r;
@@ -375,13 +381,8 @@ CGPOOL_EXPORT int cgpool_call_more(struct cgpool *c, const char *method, const c
 
 	if (!c || !method || !fn)
 		return -EINVAL;
-	if (params_json) {
-		params = json_loads(params_json, 0, NULL);
-		if (!json_is_object(params)) {
-			json_decref(params);
-			return -EINVAL;
-		}
-	}
+	if (params_json && !(params = params_object(params_json)))
+		return -EINVAL;
 	r = send_request(c, method, params, true);
 	while (r == 0 && continues && (r = recv_reply(c, &reply, &continues)) == 0) {
 		text = json_dumps(reply, JSON_COMPACT);

@@ -17,7 +17,6 @@
 #include "work.h"
 
 #define POLL_INTERVAL 1.0 /* s, population polling where no cgroup.events exists */
-#define MAX_SLOTS_HARD 65535
 
 
 /* v2 defaults written back when a slot is scrubbed for its next key */
@@ -30,7 +29,6 @@ static const struct {
 	{ "cpu.weight", "100" }, { "io.weight", "default 100" },
 };
 
-static void idle_timer_cb(struct ev_loop *loop, ev_timer *w, int revents);
 static void scrub_done(int r, void *arg);
 static bool same_arg(void *arg, void *ud);
 
@@ -79,7 +77,7 @@ struct slot *pool_slot_from(struct pool *p, unsigned id)
 }
 
 /* "slot-<n>" by its id */
-static struct slot *pool_find_name(struct pool *p, const char *name)
+struct slot *pool_find_name(struct pool *p, const char *name)
 {
 	char *end;
 	unsigned long id;
@@ -131,78 +129,8 @@ void pool_save(struct pool *p, const struct slot *s)
 	}
 }
 
-/* ---- lists of warm and idle slots */
-
-static void list_unlink(struct slot_list *l, struct slot *s)
-{
-	if (!s->listed)
-		return;
-	s->listed = false;
-	if (s->lprev)
-		s->lprev->lnext = s->lnext;
-	else
-		l->head = s->lnext;
-	if (s->lnext)
-		s->lnext->lprev = s->lprev;
-	else
-		l->tail = s->lprev;
-	s->lprev = s->lnext = NULL;
-}
-
-/* Keep a list in order, the place found from the tail (usually at once):
- * idle slots by idle_since (least recently used first), warm ones by id. */
-static bool goes_before(const struct slot *s, const struct slot *other)
-{
-	if (s->state == SLOT_IDLE)
-		return other->idle_since_us > s->idle_since_us;
-	return other->id > s->id;
-}
-
-static void list_insert(struct slot_list *l, struct slot *s, bool ordered)
-{
-	struct slot *after = l->tail;
-
-	while (ordered && !s->pool->loading && after && goes_before(s, after))
-		after = after->lprev;
-	s->listed = true;
-	s->lprev = after;
-	s->lnext = after ? after->lnext : l->head;
-	if (s->lnext)
-		s->lnext->lprev = s;
-	else
-		l->tail = s;
-	if (after)
-		after->lnext = s;
-	else
-		l->head = s;
-}
-
-static struct slot_list *list_of(struct pool *p, enum slot_state st)
-{
-	return st == SLOT_WARM ? &p->warm : st == SLOT_IDLE ? &p->idle : NULL;
-}
-
-void pool_set_state(struct slot *s, enum slot_state next)
-{
-	struct pool *p = s->pool;
-	struct slot_list *from = list_of(p, s->state), *to = list_of(p, next);
-
-	if (from)
-		list_unlink(from, s);
-	p->counts[s->state]--;
-	s->state = next;
-	p->counts[next]++;
-	if (to && !s->busy) /* a busy slot joins its list when its write is done */
-		list_insert(to, s, true);
-}
-
-struct slot *pool_oldest_idle(struct pool *p)
-{
-	return p->idle.head;
-}
-
 /* the key a slot serves: "" unbinds it */
-static int slot_set_key(struct slot *s, const char *key)
+int pool_slot_set_key(struct slot *s, const char *key)
 {
 	struct pool *p = s->pool;
 
@@ -218,7 +146,7 @@ static int slot_set_key(struct slot *s, const char *key)
 
 /* ---- slot objects */
 
-static struct slot *slot_alloc(struct pool *p, unsigned id)
+struct slot *pool_slot_alloc(struct pool *p, unsigned id)
 {
 	struct slot *s = calloc(1, sizeof(*s));
 
@@ -228,12 +156,12 @@ static struct slot *slot_alloc(struct pool *p, unsigned id)
 	s->id = id;
 	snprintf(s->name, sizeof(s->name), SLOT_PREFIX "%u", id);
 	s->state = SLOT_WARM;
-	ev_timer_init(&s->idle_timer, idle_timer_cb, 0., 0.);
+	ev_timer_init(&s->idle_timer, pool_idle_timer_cb, 0., 0.);
 	s->idle_timer.data = s;
 	return s;
 }
 
-static int pool_insert(struct pool *p, struct slot *s)
+int pool_insert(struct pool *p, struct slot *s)
 {
 	size_t i;
 
@@ -252,8 +180,7 @@ static int pool_insert(struct pool *p, struct slot *s)
 	if (s->id >= p->next_id)
 		p->next_id = s->id + 1;
 	p->counts[s->state]++;
-	if (list_of(p, s->state))
-		list_insert(list_of(p, s->state), s, true);
+	pool_list_insert(p, s);
 	return 0;
 }
 
@@ -266,10 +193,9 @@ void pool_drop(struct pool *p, struct slot *s)
 		return;
 	memmove(&p->slots[i], &p->slots[i + 1], (p->nslots - i - 1) * sizeof(*p->slots));
 	p->nslots--;
-	if (list_of(p, s->state))
-		list_unlink(list_of(p, s->state), s);
+	pool_list_remove(p, s);
 	p->counts[s->state]--;
-	slot_set_key(s, "");
+	pool_slot_set_key(s, "");
 	if (s->busy)
 		work_cancel(p->work, scrub_done, same_arg, s);
 	r = state_drop(p->state, s->name, p->next_id);
@@ -283,7 +209,7 @@ void pool_drop(struct pool *p, struct slot *s)
 
 /* Watch a slot's population; where that is impossible (no cgroup2, or the
  * inotify watch limit reached) the poll timer reads it once a second. */
-static void slot_watch(struct pool *p, struct slot *s)
+void pool_slot_watch(struct pool *p, struct slot *s)
 {
 	int r = cg_slot_watch(p->cg, s->name);
 
@@ -311,7 +237,7 @@ static int grow_finish(struct pool *p, struct slot *s, int r)
 		free(s);
 		return r;
 	}
-	slot_watch(p, s);
+	pool_slot_watch(p, s);
 	log_info("slot %s: created, warm", s->name);
 	return 0;
 }
@@ -325,7 +251,7 @@ static int pool_grow(struct pool *p, struct slot **out)
 
 	if (p->nslots + p->ngrowing >= p->conf->pool.max_slots)
 		return -ENOSPC;
-	s = slot_alloc(p, p->next_id);
+	s = pool_slot_alloc(p, p->next_id);
 	if (!s)
 		return -ENOMEM;
 	r = grow_finish(p, s, cg_slot_create(p->cg, s->name));
@@ -376,7 +302,7 @@ void pool_fill_warm(struct pool *p)
 				break;
 			continue;
 		}
-		s = slot_alloc(p, p->next_id);
+		s = pool_slot_alloc(p, p->next_id);
 		if (!s || work_submit(p->work, grow_fn, grow_done, s) < 0) {
 			free(s);
 			break;
@@ -391,12 +317,6 @@ void pool_fill_warm(struct pool *p)
 void pool_set_work(struct pool *p, struct work *w)
 {
 	p->work = w;
-}
-
-/* the warm slot with the lowest id */
-struct slot *pool_take_warm(struct pool *p)
-{
-	return p->warm.head;
 }
 
 /* ---- actions */
@@ -499,8 +419,7 @@ static void scrub_done(int r, void *arg)
 	if (!s->busy)
 		return; /* run on the loop: the transition goes on */
 	s->busy = false;
-	if (!s->listed && list_of(s->pool, s->state))
-		list_insert(list_of(s->pool, s->state), s, true);
+	pool_list_insert(s->pool, s);
 }
 
 /* Make a slot fit for its next tenant: give back the memory the last key
@@ -516,15 +435,14 @@ static void act_scrub(struct slot *s)
 		r = s->pool->work ? work_submit(s->pool->work, scrub_fn, scrub_done, s) : -ENOSYS;
 		if (r == 0) {
 			s->busy = true; /* out of the warm list until scrub_done */
-			if (list_of(s->pool, s->state))
-				list_unlink(list_of(s->pool, s->state), s);
+			pool_list_remove(s->pool, s);
 		}
 		else
 			scrub_done(scrub_fn(s), s);
 	}
 	reset_limits(s);
 	log_info("slot %s: recycled from key %s after %llu runs", s->name, s->key, (unsigned long long)s->runs);
-	slot_set_key(s, "");
+	pool_slot_set_key(s, "");
 	s->class_name[0] = '\0';
 	s->runs = 0;
 	s->nrecent = 0;
@@ -632,7 +550,7 @@ static void poll_cb(struct ev_loop *loop, ev_timer *w, int revents)
 		ev_timer_stop(loop, w); /* watching: this was a retry, and it is done */
 }
 
-static void idle_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
+void pool_idle_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
 	struct slot *s = w->data;
 	struct pool *p = s->pool;
@@ -678,7 +596,7 @@ static int slot_bind(struct pool *p, struct slot *s, const char *key, const char
 	} else {
 		cls = conf_class_for_key(p->conf, key);
 	}
-	if (slot_set_key(s, key) < 0)
+	if (pool_slot_set_key(s, key) < 0)
 		return -ENOMEM;
 	snprintf(s->class_name, sizeof(s->class_name), "%s", cls ? cls->name : "");
 	s->runs = 0;
@@ -777,7 +695,7 @@ fail:
 	if (fresh && s->state == SLOT_WARM) {
 		if (act & SLOT_ACT_APPLY)
 			reset_limits(s); /* the next key must not get this one's */
-		slot_set_key(s, "");
+		pool_slot_set_key(s, "");
 		s->class_name[0] = '\0';
 	}
 	return r;
@@ -793,153 +711,6 @@ int pool_release(struct pool *p, const char *key, struct slot **out)
 	pool_slot_event(s, SLOT_EV_RELEASE);
 	*out = s;
 	return 0;
-}
-
-/* ---- start-up: adopt what the cgroup tree and the state file say */
-
-static int adopt_dir(const char *name, void *ud)
-{
-	struct pool *p = ud;
-	char *end;
-	unsigned long id = strtoul(name + strlen(SLOT_PREFIX), &end, 10);
-	struct slot *s;
-
-	if (*end || end == name + strlen(SLOT_PREFIX) || id > MAX_SLOTS_HARD * 16UL)
-		return 0; /* not a slot of ours */
-	s = slot_alloc(p, (unsigned)id);
-	if (!s || pool_insert(p, s) < 0) {
-		free(s);
-		return -ENOMEM;
-	}
-	if (cg_slot_id(p->cg, name, &s->cgroup_id) < 0)
-		s->cgroup_id = 0;
-	return 0;
-}
-
-static int list_order(const void *a, const void *b)
-{
-	const struct slot *x = *(const struct slot *const *)a, *y = *(const struct slot *const *)b;
-
-	return goes_before(x, y) ? -1 : goes_before(y, x);
-}
-
-/* a list put in order once, after the slots were adopted and restored */
-static void sort_list(struct slot_list *l, size_t n)
-{
-	struct slot **v = calloc(n + 1, sizeof(*v));
-	size_t k = 0;
-
-	if (!v)
-		return; /* the list keeps the order it has */
-	for (struct slot *s = l->head; s && k < n; s = s->lnext)
-		v[k++] = s;
-	qsort(v, k, sizeof(*v), list_order);
-	l->head = l->tail = NULL;
-	for (size_t i = 0; i < k; i++)
-		list_insert(l, v[i], false);
-	free(v);
-}
-
-static void restore_one(struct pool *p, const struct slot *saved)
-{
-	struct slot *s = pool_find_name(p, saved->name);
-
-	if (!s) {
-		log_warn("slot %s (%s): in the state file but gone from the cgroup tree; forgotten", saved->name,
-			 saved->key[0] ? saved->key : "-");
-		return;
-	}
-	if (saved->key[0] && pool_find(p, saved->key)) {
-		log_warn("slot %s: key %s is bound to %s already in the state file; not restored", saved->name,
-			 saved->key, pool_find(p, saved->key)->name);
-		return;
-	}
-	if (slot_set_key(s, saved->key) < 0)
-		return;
-	memcpy(s->class_name, saved->class_name, sizeof(s->class_name));
-	memcpy(s->recent, saved->recent, sizeof(s->recent));
-	s->runs = saved->runs;
-	s->nrecent = saved->nrecent;
-	s->idle_since_us = saved->idle_since_us;
-	pool_set_state(s, saved->state);
-	if (saved->cgroup_id && s->cgroup_id != saved->cgroup_id)
-		log_warn("slot %s: cgroup id changed from %llu to %llu (recreated while we were down)", s->name,
-			 (unsigned long long)saved->cgroup_id, (unsigned long long)s->cgroup_id);
-}
-
-/* After a restart: runs that ended or began while the daemon was down. */
-static void reconcile(struct pool *p)
-{
-	for (size_t i = 0; i < p->nslots; i++) {
-		struct slot *s = p->slots[i];
-		bool populated = false;
-		int r;
-
-		slot_watch(p, s);
-		r = cg_slot_populated(p->cg, s->name, &populated);
-		if (s->state == SLOT_RETIRING || (!s->key[0] && s->state != SLOT_WARM))
-			pool_set_state(s, s->key[0] ? SLOT_IDLE : SLOT_WARM);
-		if (r < 0) {
-			/* unknown is not empty: keep what the state file says, read again */
-			log_warn("slot %s: read population: %s; kept %s", s->name, strerror(-r),
-				 slot_state_name(s->state));
-			ev_timer_start(p->loop, &p->poll_timer);
-			populated = s->state == SLOT_RUNNING;
-		}
-		if (s->state == SLOT_WARM && populated)
-			log_warn("slot %s: warm but holds processes it was not given", s->name);
-		if (s->state == SLOT_IDLE && !populated) {
-			int64_t left_us = s->idle_since_us + (int64_t)p->conf->pool.idle_timeout_ms * 1000 -
-					  now_real_us();
-			pool_idle_timer(s, left_us / 1e6);
-			continue;
-		}
-		pool_slot_event(s, populated ? SLOT_EV_POPULATED : SLOT_EV_EMPTY);
-	}
-}
-
-static int restore(struct pool *p)
-{
-	struct slot **saved = NULL;
-	size_t nsaved = 0;
-	unsigned next_id = 0;
-	int r;
-
-	r = state_open(p->loop, p->conf->daemon.state_dir, cg_get_info(p->cg)->root, &p->state);
-	if (r < 0) {
-		log_err("state: cannot open %s: %s", p->conf->daemon.state_dir, strerror(-r));
-		return r;
-	}
-	r = state_load(p->state, &next_id, &saved, &nsaved);
-	if (r == -ENOENT)
-		return 0;
-	if (r < 0) {
-		log_warn("state: %s/state.json unusable (%s); keys are forgotten, slots kept as warm",
-			 p->conf->daemon.state_dir, strerror(-r));
-		return 0;
-	}
-	for (size_t i = 0; i < nsaved; i++) {
-		restore_one(p, saved[i]);
-		free(saved[i]);
-	}
-	free(saved);
-	if (next_id > p->next_id)
-		p->next_id = next_id;
-	return 0;
-}
-
-static int pool_load(struct pool *p)
-{
-	int r;
-
-	p->loading = true; /* the lists are sorted once, at the end */
-	r = cg_slot_list(p->cg, SLOT_PREFIX, adopt_dir, p);
-	if (r == 0)
-		r = restore(p);
-	p->loading = false;
-	sort_list(&p->warm, p->counts[SLOT_WARM]);
-	sort_list(&p->idle, p->counts[SLOT_IDLE]);
-	return r;
 }
 
 int pool_new(struct ev_loop *loop, struct cg *cg, const struct conf *conf, struct pool **out)
@@ -964,7 +735,7 @@ int pool_new(struct ev_loop *loop, struct cg *cg, const struct conf *conf, struc
 		pool_free(p);
 		return r;
 	}
-	reconcile(p);
+	pool_reconcile(p);
 	fd = cg_watch_fd(cg);
 	if (fd >= 0) {
 		ev_io_init(&p->watch_io, watch_cb, fd, EV_READ);

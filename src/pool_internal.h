@@ -40,6 +40,24 @@ struct pool {
 void pool_save(struct pool *p, const struct slot *s);
 /* write every slot's content at once (a snapshot, at start-up) */
 void pool_save_all(struct pool *p);
+/* ---- pool.c: slot objects */
+struct slot *pool_slot_alloc(struct pool *p, unsigned id);
+int pool_insert(struct pool *p, struct slot *s);
+struct slot *pool_find_name(struct pool *p, const char *name);
+/* the key a slot serves: "" unbinds it */
+int pool_slot_set_key(struct slot *s, const char *key);
+/* watch its population (or poll it where that is impossible) */
+void pool_slot_watch(struct pool *p, struct slot *s);
+void pool_idle_timer_cb(struct ev_loop *loop, ev_timer *w, int revents);
+
+/* ---- pool_load.c: start-up */
+int pool_load(struct pool *p);
+void pool_reconcile(struct pool *p);
+
+/* ---- pool_list.c: the lists and counts */
+void pool_list_insert(struct pool *p, struct slot *s);
+void pool_list_remove(struct pool *p, struct slot *s);
+void pool_lists_sort(struct pool *p); /* once, after start-up */
 /* the one place a slot's state changes: counts and lists follow */
 void pool_set_state(struct slot *s, enum slot_state next);
 /* oldest idle slot, or NULL */
