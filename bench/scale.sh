@@ -11,13 +11,13 @@ N=${1:-10000}
 CLIENT=${SCALE_CLIENT:-$top_srcdir/bench/scale-client}
 [ -x "$CLIENT" ] || hard_error "$CLIENT not built (run make)"
 
-B1=100        # new keys bound by 1 client in each bind measurement
-B16=320       # ... by 16 clients
+B1=400        # new keys bound by 1 client in each bind measurement
+B16=800       # ... by 16 clients (50 each)
 ATTACH_SECS=5 # each attach measurement
 PLACE=500     # restart-placement cycles each way
 # the fill starts after the 100 keys and the first bind round
 [ "$N" -ge $((200 + B1 + B16)) ] 2>/dev/null || hard_error "N must be a number of at least $((200 + B1 + B16))"
-WARM=64
+WARM=$((B1 + B16)) # every bind of a round finds a warm slot ready
 PHASE_SECS=300  # bound on one measurement
 FILL_SECS=1800  # bound on the fill from 100 to N
 # the N keys, both bind rounds, the warm slots and the placement key
