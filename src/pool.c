@@ -686,7 +686,8 @@ int pool_attach(struct pool *p, const char *key, const char *class_name, const p
 	enum slot_state prev = s->state;
 	slot_enter(s, next, act);
 	slot_do(s, prev, act & ~SLOT_ACT_APPLY);
-	pool_save(p, s);
+	if (fresh || prev != next || (act & SLOT_ACT_RUN_START))
+		pool_save(p, s); /* an Attach to the running slot changes nothing kept */
 	pool_fill_warm(p);
 	if (r == 0)
 		*out = s;
