@@ -70,6 +70,20 @@ dying_memcgs() {
 }
 
 # write_config [EXTRA_INI]: a config for this test's daemon
+# Bytes of memory charged below the pool root to no live cgroup: the pages
+# of removed groups that still exist (v1 keeps a removed memcg's LRU pages
+# charged to it until they go). Scoped to this test's pool, unlike the
+# machine-wide /proc/cgroups count, which every other cgroup on the machine
+# moves. v1 only (v2 has cgroup.stat for the same question).
+orphan_bytes_v1() {
+	awk -v root="$T_MEMMNT$T_ROOT/memory.stat" '
+		FNR == 1 { f = FILENAME }
+		$1 == "total_cache" || $1 == "total_rss" { tot[f] += $2 }
+		f == root && ($1 == "cache" || $1 == "rss") { own += $2 }
+		END { kids = 0; for (x in tot) if (x != root) kids += tot[x]; print tot[root] - own - kids }
+	' "$T_MEMMNT$T_ROOT/memory.stat" $(find "$T_MEMMNT$T_ROOT" -mindepth 2 -maxdepth 2 -name memory.stat)
+}
+
 write_config() {
 	cat > "$T_DIR/cgpool.conf" <<EOC
 [daemon]
