@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <systemd/sd-journal.h>
 
 static const char *const level_names[] = {
@@ -51,6 +52,25 @@ const char *log_level_name(int level)
 	return level_names[level];
 }
 
+/* one line, one write(2): lines of several threads or processes sharing
+ * stderr do not interleave, and a line costs one system call */
+static void log_line(int level, const char *fmt, va_list ap)
+{
+	char buf[2048];
+	int n = snprintf(buf, sizeof(buf), "%s: %s: ", log_ident, log_level_name(level)), m;
+
+	if (n < 0 || (size_t)n >= sizeof(buf) - 1)
+		return;
+	m = vsnprintf(buf + n, sizeof(buf) - (size_t)n - 1, fmt, ap);
+	if (m < 0)
+		return;
+	n += (size_t)m < sizeof(buf) - (size_t)n - 1 ? m : (int)(sizeof(buf) - (size_t)n - 2);
+	buf[n++] = '\n';
+	fflush(stderr);
+	while (write(STDERR_FILENO, buf, (size_t)n) < 0 && errno == EINTR)
+		;
+}
+
 void log_msg(int level, const char *fmt, ...)
 {
 	va_list ap;
@@ -61,9 +81,7 @@ void log_msg(int level, const char *fmt, ...)
 	if (log_to_journal) {
 		sd_journal_printv(level, fmt, ap);
 	} else {
-		fprintf(stderr, "%s: %s: ", log_ident, log_level_name(level));
-		vfprintf(stderr, fmt, ap);
-		fputc('\n', stderr);
+		log_line(level, fmt, ap);
 	}
 	va_end(ap);
 }
