@@ -599,7 +599,7 @@ int cg_slot_attach(struct cg *cg, const char *name, pid_t pid)
 }
 
 /* cgroup.procs of the slot in the memory hierarchy, whole */
-static int read_procs(struct cg *cg, const char *name, char **out)
+int cg_read_procs(struct cg *cg, const char *name, char **out)
 {
 	char path[PATH_MAX], *buf = NULL;
 	int r = cg_name_valid(name);
@@ -632,7 +632,7 @@ int cg_slot_nprocs(struct cg *cg, const char *name, unsigned *n)
 {
 	char *procs;
 	unsigned count = 0;
-	int r = read_procs(cg, name, &procs);
+	int r = cg_read_procs(cg, name, &procs);
 
 	if (r < 0)
 		return r;

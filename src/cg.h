@@ -162,6 +162,23 @@ void cg_slot_peak_close(struct cg *cg, const char *name);
  * on v1 (bytes ignored). Either write can take long (it reclaims inline). */
 int cg_slot_reclaim(struct cg *cg, const char *name, uint64_t bytes);
 
+/* ---- the processes of a slot (cg_proc.c): supervision */
+/* The pids in the slot (cgroup.procs), malloc'd into *out (free), *n of them. */
+int cg_slot_pids(struct cg *cg, const char *name, pid_t **out, size_t *n);
+/* Send sig to every process of the slot once; *n: how many were signalled. */
+int cg_slot_signal(struct cg *cg, const char *name, int sig, unsigned *n);
+/* Kill every process of the slot, also those forking meanwhile: cgroup.kill
+ * where the kernel has it (5.14+, on the cgroup2 hierarchy, also on hybrid
+ * hosts), else one round of SIGKILL to cgroup.procs, which the caller repeats
+ * until the slot is empty. *atomic tells which one it was. */
+int cg_slot_kill(struct cg *cg, const char *name, bool *atomic);
+/* A directory fd of the slot on the cgroup2 hierarchy, for clone3 with
+ * CLONE_INTO_CGROUP (close it). *everywhere: the cgroup2 hierarchy is the
+ * only one (pure v2), so a child born there is in the slot everywhere; else
+ * it must still be moved into the other hierarchies. -EOPNOTSUPP without a
+ * cgroup2 hierarchy or clone_into_cgroup. */
+int cg_slot_dirfd(struct cg *cg, const char *name, int *fd, bool *everywhere);
+
 /* ---- population changes without polling. cg_watch_fd() is an inotify fd to
  * put in the event loop (-1 when no cgroup2 hierarchy gives cgroup.events: the
  * caller then polls cg_slot_populated). cg_watch_read() reads the pending

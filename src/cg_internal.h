@@ -70,6 +70,8 @@ bool cg_exists(const struct cg *cg, const char *path);
 /* the value of "key N" in a flat-keyed file's text; -ENOENT when absent */
 int cg_keyed_u64(const char *text, const char *key, uint64_t *out);
 int cg_name_valid(const char *name);
+/* the slot's cgroup.procs (memory hierarchy), whole, malloc'd */
+int cg_read_procs(struct cg *cg, const char *name, char **out);
 
 /* per-slot entries (cg.c) */
 struct cg_slotent *cg_ent_find(struct cg *cg, const char *name);

@@ -365,6 +365,79 @@ static void test_attach_esrch(void **state)
 	assert_int_equal(cg_slot_remove(T.cg, "slot-e"), 0);
 }
 
+/* A job that ignores SIGTERM and forks: one SIGTERM round reaches every
+ * process and stops none; cg_slot_kill (cgroup.kill, or SIGKILL rounds)
+ * empties the slot. */
+static void test_kill(void **state)
+{
+	unsigned n = 0, rounds = 0;
+	bool atomic = false, pop = true;
+	pid_t pid, *pids = NULL;
+	size_t npids = 0;
+	int st, dfd = -1;
+
+	assert_int_equal(cg_slot_create(T.cg, "slot-k"), 0);
+	int go[2];
+	char c = 'g';
+	assert_int_equal(pipe2(go, O_CLOEXEC), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		close(T.lockfd);
+		signal(SIGTERM, SIG_IGN);
+		if (read(go[0], &c, 1) != 1) /* forks only once it is in the slot */
+			_exit(1);
+		for (int i = 0; i < 5; i++)
+			if (fork() == 0)
+				break;
+		for (;;)
+			pause();
+	}
+	T.children[T.nchildren++] = pid;
+	assert_int_equal(cg_slot_attach(T.cg, "slot-k", pid), 0);
+	assert_int_equal(write(go[1], &c, 1), 1);
+	close(go[0]);
+	close(go[1]);
+	for (int i = 0; i < 200 && npids < 6; i++) {
+		free(pids);
+		pids = NULL;
+		assert_int_equal(cg_slot_pids(T.cg, "slot-k", &pids, &npids), 0);
+		usleep(10000);
+	}
+	assert_int_equal(npids, 6);
+	free(pids);
+	assert_int_equal(cg_slot_signal(T.cg, "slot-k", SIGTERM, &n), 0);
+	assert_int_equal(n, 6);
+	usleep(100000);
+	assert_int_equal(cg_slot_nprocs(T.cg, "slot-k", &n), 0);
+	assert_int_equal(n, 6); /* SIGTERM ignored by all */
+	do {
+		assert_int_equal(cg_slot_kill(T.cg, "slot-k", &atomic), 0);
+		rounds++;
+		usleep(20000);
+		assert_int_equal(cg_slot_nprocs(T.cg, "slot-k", &n), 0);
+	} while (n > 0 && rounds < 100);
+	assert_int_equal(n, 0);
+	printf("# slot emptied by %s in %u round(s)\n", atomic ? "cgroup.kill" : "SIGKILL to cgroup.procs", rounds);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	T.nchildren--;
+	assert_true(wait_for("slot-k", false) || (cg_slot_populated(T.cg, "slot-k", &pop) == 0 && !pop));
+
+	bool everywhere = false;
+	int r = cg_slot_dirfd(T.cg, "slot-k", &dfd, &everywhere);
+	const struct cg_info *info = cg_get_info(T.cg);
+	if (info->features.clone_into_cgroup) {
+		assert_int_equal(r, 0);
+		assert_true(dfd >= 0);
+		assert_int_equal(everywhere, info->hierarchy == CG_HIER_V2);
+		close(dfd);
+	} else {
+		assert_int_equal(r, -EOPNOTSUPP);
+	}
+	assert_int_equal(cg_slot_remove(T.cg, "slot-k"), 0);
+}
+
 static void expect_kernel_file(const char *slot, const char *file, const char *want)
 {
 	char p[PATH_MAX * 2], buf[64];
@@ -497,6 +570,7 @@ int main(void)
 		cmocka_unit_test(test_slots),
 		cmocka_unit_test(test_attach_watch),
 		cmocka_unit_test(test_attach_esrch),
+		cmocka_unit_test(test_kill),
 		cmocka_unit_test(test_resources),
 		cmocka_unit_test(test_memory),
 	};

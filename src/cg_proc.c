@@ -1,0 +1,110 @@
+/* cg_proc.c - the processes of a slot: listing, signalling and killing them,
+ * and the directory a supervised job is born in. */
+#include "config.h"
+
+#include "cg_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* the pids of cgroup.procs text; every line must be a positive number */
+static int parse_pids(const char *text, pid_t **out, size_t *n)
+{
+	size_t cap = 0, count = 0;
+	pid_t *pids = NULL;
+
+	for (const char *p = text; *p;) {
+		char *end;
+		long v = strtol(p, &end, 10);
+
+		if (end == p || v <= 0 || v > INT32_MAX || (*end != '\n' && *end != '\0')) {
+			free(pids);
+			return -EINVAL;
+		}
+		if (count == cap) {
+			pid_t *np = realloc(pids, (cap = cap ? cap * 2 : 16) * sizeof(*np));
+			if (!np) {
+				free(pids);
+				return -ENOMEM;
+			}
+			pids = np;
+		}
+		pids[count++] = (pid_t)v;
+		p = *end ? end + 1 : end;
+	}
+	*out = pids;
+	*n = count;
+	return 0;
+}
+
+int cg_slot_pids(struct cg *cg, const char *name, pid_t **out, size_t *n)
+{
+	char *text;
+	int r = cg_read_procs(cg, name, &text);
+
+	if (r < 0)
+		return r;
+	r = parse_pids(text, out, n);
+	free(text);
+	return r;
+}
+
+int cg_slot_signal(struct cg *cg, const char *name, int sig, unsigned *n)
+{
+	pid_t *pids;
+	size_t count;
+	unsigned sent = 0;
+	int r = cg_slot_pids(cg, name, &pids, &count);
+
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < count; i++)
+		if (kill(pids[i], sig) == 0)
+			sent++;
+	free(pids);
+	*n = sent;
+	return 0;
+}
+
+int cg_slot_kill(struct cg *cg, const char *name, bool *atomic)
+{
+	char path[PATH_MAX];
+	unsigned n;
+	int r = cg_name_valid(name);
+
+	if (r < 0)
+		return r;
+	if (cg->info.features.cgroup_kill && cg->track >= 0 &&
+	    cg_hpath(cg, cg->track, name, "cgroup.kill", path) == 0 && cg_write(cg, path, "1") == 0) {
+		*atomic = true;
+		return 0;
+	}
+	r = cg_slot_signal(cg, name, SIGKILL, &n);
+	if (r == 0)
+		*atomic = false;
+	return r;
+}
+
+int cg_slot_dirfd(struct cg *cg, const char *name, int *fd, bool *everywhere)
+{
+	char path[PATH_MAX];
+	int r = cg_name_valid(name), f;
+
+	if (r < 0)
+		return r;
+	if (cg->track < 0 || !cg->info.features.clone_into_cgroup || !cg->ops->open)
+		return -EOPNOTSUPP;
+	r = cg_hpath(cg, cg->track, name, NULL, path);
+	if (r < 0)
+		return r;
+	f = cg->ops->open(cg->ctx, path, O_RDONLY | O_DIRECTORY);
+	if (f < 0)
+		return f;
+	*fd = f;
+	*everywhere = cg->nhier == 1;
+	return 0;
+}
