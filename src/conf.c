@@ -26,6 +26,7 @@
 #include <fnmatch.h>
 #include <ini.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,7 +57,7 @@ struct ld {
 	bool skip;                   /* in a section that failed to open */
 	size_t idx;                  /* the current [class] or [job] */
 	char secname[KEY_MAX + 16];  /* "[job web]", for messages */
-	int seen[16];                /* line of each key of the current [class]/[job] */
+	int seen[32];                /* line of each key of the current [class]/[job] */
 	unsigned seq;
 	struct where warm, slots;
 	char buf[CONF_MAX_LINE + 1];
@@ -197,7 +198,8 @@ static int add_named(struct ld *ld, enum conf_sect_kind kind, const char *name)
 	if (!j)
 		goto oom;
 	*j = (struct conf_job){ .key = n, .restart = RESTART_ON_FAILURE, .restart_sec_ms = 1000,
-				.stop_timeout_ms = 10000, .file = ld->file, .line = ld->line };
+				.start_limit = { 5, 10000 }, .stop_timeout_ms = 10000, .stop_signal = SIGTERM,
+				.autostart = true, .file = ld->file, .line = ld->line };
 	ld->idx = c->njobs - 1;
 	return 0;
 oom:
@@ -368,7 +370,7 @@ static void set_key(struct ld *ld, const char *name, const char *v)
 		ld_err(ld, "unknown key \"%s\" in %s", name, ld->secname);
 		return;
 	}
-	first = first_line(ld, k, name);
+	first = k && (k->flags & CONF_KEY_REPEAT) ? 0 : first_line(ld, k, name);
 	if (first)
 		ld_err(ld, "duplicate key \"%s\" in %s, first at %s:%d", name, ld->secname, ld->file, first);
 	else if (*v == '\0' && !(k && (k->flags & CONF_KEY_EMPTY_OK)))
@@ -659,11 +661,8 @@ void conf_free(struct conf *c)
 		free(c->classes[i].match);
 	}
 	free(c->classes);
-	for (size_t i = 0; i < c->njobs; i++) {
-		free(c->jobs[i].key);
-		free(c->jobs[i].exec);
-		free(c->jobs[i].user);
-	}
+	for (size_t i = 0; i < c->njobs; i++)
+		conf_job_free(&c->jobs[i]);
 	free(c->jobs);
 	for (size_t i = 0; i < c->nfiles; i++)
 		free(c->files[i]);

@@ -42,13 +42,32 @@ struct conf_class {
 	int line;
 };
 
+/* where a supervised job's stdout or stderr goes */
+enum conf_output_kind { OUTPUT_JOURNAL, OUTPUT_NULL, OUTPUT_INHERIT, OUTPUT_FILE, OUTPUT_APPEND };
+struct conf_output {
+	enum conf_output_kind kind;
+	char *path; /* OUTPUT_FILE, OUTPUT_APPEND: absolute */
+};
+
 struct conf_job {
 	char *key;  /* validated with key_validate() */
-	char *exec; /* NULL: a key with settings only; else a supervised job */
+	char *exec; /* NULL: a key with settings only; else a supervised job
+		     * (split with argv_split(), checked at load) */
 	enum restart_policy restart;
 	uint64_t restart_sec_ms;
+	struct {
+		unsigned burst;       /* starts allowed within interval_ms; 0: no limit */
+		uint64_t interval_ms;
+	} start_limit;
 	uint64_t stop_timeout_ms;
-	char *user; /* NULL: root */
+	int stop_signal;            /* default SIGTERM */
+	char *user;                 /* NULL: root */
+	char *group;                /* NULL: the user's primary group */
+	char *working_directory;    /* NULL: the user's home (with user), else / */
+	char **environment;         /* "NAME=VALUE", file order; a later NAME wins */
+	size_t nenvironment;
+	struct conf_output out, err; /* stdout, stderr; default journal */
+	bool autostart;             /* default yes */
 	struct conf_res res[CONF_MAX_RES];
 	size_t nres;
 	const char *file;

@@ -100,23 +100,6 @@ static int next_word(const char **p, char *w, size_t len)
 	return (int)n;
 }
 
-/* the largest unit that divides ms: "10m", "1500ms", "0" */
-static void fmt_duration(char *buf, size_t len, uint64_t ms)
-{
-	static const struct {
-		uint64_t scale;
-		const char *unit;
-	} units[] = { { 3600000, "h" }, { 60000, "m" }, { 1000, "s" }, { 1, "ms" } };
-
-	snprintf(buf, len, "0");
-	for (size_t i = 0; ms && i < ARRAY_SIZE(units); i++) {
-		if (ms % units[i].scale == 0) {
-			snprintf(buf, len, "%llu%s", (unsigned long long)(ms / units[i].scale), units[i].unit);
-			return;
-		}
-	}
-}
-
 static int set_str(char **dst, const char *v)
 {
 	char *s = strdup(v);
@@ -149,11 +132,6 @@ static bool cgpath_ok(const char *p)
 }
 
 /* ---- parsers */
-
-static int p_str(const struct conf_key *k, const char *v, void *field, char *err, size_t len)
-{
-	return set_str(field, v);
-}
 
 static int p_match(const struct conf_key *k, const char *v, void *field, char *err, size_t len)
 {
@@ -250,8 +228,8 @@ static int p_duration(const struct conf_key *k, const char *v, void *field, char
 	if (r == -EINVAL)
 		return bad(err, len, k->name, "duration", v, "use a number with ms, s, m or h");
 	if (r < 0 || ms < k->min || ms > k->max) {
-		fmt_duration(lo, sizeof(lo), k->min);
-		fmt_duration(hi, sizeof(hi), k->max);
+		format_duration_ms(lo, sizeof(lo), k->min);
+		format_duration_ms(hi, sizeof(hi), k->max);
 		return bad(err, len, k->name, "duration", v, "use %s to %s", lo, hi);
 	}
 	*(uint64_t *)field = ms;
@@ -308,7 +286,7 @@ static void pr_duration(FILE *f, const struct conf_key *k, const void *field)
 {
 	char buf[32];
 
-	fmt_duration(buf, sizeof(buf), *(const uint64_t *)field);
+	format_duration_ms(buf, sizeof(buf), *(const uint64_t *)field);
 	fprintf(f, "%s = %s\n", k->name, buf);
 }
 
@@ -485,11 +463,19 @@ static const struct conf_key class_keys[] = {
 	KEY("match", p_match, pr_str, offsetof(struct conf_class, match)),
 };
 static const struct conf_key job_keys[] = {
-	KEY("exec", p_str, pr_str, J(exec)),
+	KEY("exec", conf_p_exec, pr_str, J(exec)),
 	KEY("restart", p_enum, pr_enum, J(restart), ENUM(restart_names, "policy")),
 	KEY("restart_sec", p_duration, pr_duration, J(restart_sec_ms), RANGE(0, DUR_MAX)),
+	KEY("start_limit", conf_p_start_limit, conf_pr_start_limit, J(start_limit)),
 	KEY("stop_timeout", p_duration, pr_duration, J(stop_timeout_ms), RANGE(1, DUR_MAX)),
+	KEY("stop_signal", conf_p_signal, conf_pr_signal, J(stop_signal)),
 	KEY("user", p_account, pr_str, J(user), .flags = CONF_KEY_EMPTY_OK),
+	KEY("group", p_account, pr_str, J(group), .flags = CONF_KEY_EMPTY_OK | CONF_KEY_GROUP),
+	KEY("working_directory", p_path, pr_str, J(working_directory)),
+	KEY("environment", conf_p_environment, conf_pr_environment, J(environment), .flags = CONF_KEY_REPEAT),
+	KEY("stdout", conf_p_output, conf_pr_output, J(out)),
+	KEY("stderr", conf_p_output, conf_pr_output, J(err)),
+	KEY("autostart", p_bool, pr_bool, J(autostart)),
 };
 static const struct conf_sect sects[] = {
 	{ "daemon", CONF_SECT_GLOBAL, daemon_keys, ARRAY_SIZE(daemon_keys) },

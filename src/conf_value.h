@@ -25,6 +25,7 @@ enum {
 	CONF_KEY_WARM = 1 << 2,     /* pool.warm and pool.max_slots: checked together */
 	CONF_KEY_SLOTS = 1 << 3,
 	CONF_KEY_PRINT_EMPTY = 1 << 4, /* print "key =" when not set */
+	CONF_KEY_REPEAT = 1 << 5,      /* every setting adds to the list (environment) */
 };
 
 struct conf_key {
@@ -63,6 +64,14 @@ const struct conf_sect *conf_sect_at(size_t i);
 unsigned conf_res_ctrl(const char *name);
 /* normalise v into out (see struct conf_res), or -EINVAL with err */
 int conf_res_parse(const char *name, const char *v, char *out, size_t outlen, char *err, size_t errlen);
+
+/* [job] values (conf_job.c) */
+conf_parse_fn conf_p_exec, conf_p_start_limit, conf_p_signal, conf_p_environment, conf_p_output;
+conf_print_fn conf_pr_start_limit, conf_pr_signal, conf_pr_environment, conf_pr_output;
+/* "TERM" for SIGTERM; NULL for a signal a job may not be stopped with */
+const char *conf_signal_name(int sig);
+/* the strings a [job] owns */
+void conf_job_free(struct conf_job *j);
 
 /* "memory" for CONF_CTRL_MEMORY, ... */
 const char *conf_ctrl_name(unsigned bit);

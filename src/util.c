@@ -268,3 +268,20 @@ int64_t now_real_us(void)
 {
 	return clock_us(CLOCK_REALTIME);
 }
+
+/* the largest unit that divides ms: "10m", "1500ms", "0" */
+void format_duration_ms(char *buf, size_t len, uint64_t ms)
+{
+	static const struct {
+		uint64_t scale;
+		const char *unit;
+	} units[] = { { 3600000, "h" }, { 60000, "m" }, { 1000, "s" }, { 1, "ms" } };
+
+	snprintf(buf, len, "0");
+	for (size_t i = 0; ms && i < ARRAY_SIZE(units); i++) {
+		if (ms % units[i].scale == 0) {
+			snprintf(buf, len, "%llu%s", (unsigned long long)(ms / units[i].scale), units[i].unit);
+			return;
+		}
+	}
+}

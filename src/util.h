@@ -16,6 +16,9 @@
 int parse_size(const char *s, uint64_t *out);
 /* "250ms", "30s", "10m", "1h"; a bare number is seconds. */
 int parse_duration_ms(const char *s, uint64_t *out);
+/* the form parse_duration_ms reads, in the largest unit that divides ms:
+ * "10m", "1500ms", "0" */
+void format_duration_ms(char *buf, size_t len, uint64_t ms);
 /* yes/no, true/false, on/off, 1/0 */
 int parse_bool(const char *s, bool *out);
 /* decimal integer within [min, max] */

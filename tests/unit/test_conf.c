@@ -17,6 +17,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <ftw.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -263,6 +264,15 @@ static const char full_text[] =
 	"restart_sec = 250ms\n"
 	"stop_timeout = 1h\n"
 	"user = root\n"
+	"group = root\n"
+	"start_limit = 3/1m\n"
+	"stop_signal = SIGINT\n"
+	"working_directory = /srv/web\n"
+	"environment = PORT=8080 \"MSG=hello world\"\n"
+	"environment = MODE=prod\n"
+	"stdout = append:/var/log/web.log\n"
+	"stderr = null\n"
+	"autostart = no\n"
 	"cpu.max = max 20000\n"
 	"io.weight = default 50\n"
 	"pids.max = max\n"
@@ -324,11 +334,26 @@ static void test_full_sections(void **state)
 	assert_int_equal(w->restart_sec_ms, 250);
 	assert_int_equal(w->stop_timeout_ms, 3600000);
 	assert_string_equal(w->user, "root");
+	assert_string_equal(w->group, "root");
+	assert_int_equal(w->start_limit.burst, 3);
+	assert_int_equal(w->start_limit.interval_ms, 60000);
+	assert_int_equal(w->stop_signal, SIGINT);
+	assert_string_equal(w->working_directory, "/srv/web");
+	assert_int_equal(w->nenvironment, 3);
+	assert_string_equal(w->environment[0], "PORT=8080");
+	assert_string_equal(w->environment[1], "MSG=hello world");
+	assert_string_equal(w->environment[2], "MODE=prod");
+	assert_null(w->environment[3]);
+	assert_int_equal(w->out.kind, OUTPUT_APPEND);
+	assert_string_equal(w->out.path, "/var/log/web.log");
+	assert_int_equal(w->err.kind, OUTPUT_NULL);
+	assert_false(w->autostart);
 	assert_int_equal(w->nres, 3);
 	assert_string_equal(res(w->res, w->nres, "cpu.max")->value, "max 20000");
 	assert_string_equal(res(w->res, w->nres, "io.weight")->value, "default 50");
 	assert_string_equal(res(w->res, w->nres, "pids.max")->value, "max");
 	assert_int_equal(w->line, 28);
+	assert_int_equal(w->res[0].line, 43);
 
 	p = &c->jobs[1]; /* the defaults of a [job] */
 	assert_string_equal(p->key, "plain");
@@ -337,7 +362,56 @@ static void test_full_sections(void **state)
 	assert_int_equal(p->restart, RESTART_ON_FAILURE);
 	assert_int_equal(p->restart_sec_ms, 1000);
 	assert_int_equal(p->stop_timeout_ms, 10000);
+	assert_int_equal(p->start_limit.burst, 5);
+	assert_int_equal(p->start_limit.interval_ms, 10000);
+	assert_int_equal(p->stop_signal, SIGTERM);
+	assert_null(p->group);
+	assert_null(p->working_directory);
+	assert_int_equal(p->nenvironment, 0);
+	assert_int_equal(p->out.kind, OUTPUT_JOURNAL);
+	assert_int_equal(p->err.kind, OUTPUT_JOURNAL);
+	assert_true(p->autostart);
 	assert_string_equal(p->res[0].value, "1024");
+	conf_free(c);
+}
+
+/* the [job] values that no other section has: each bad one named with its line */
+static void test_job_errors(void **state)
+{
+	char *e = load_bad("[job a]\n"
+			   "exec = /bin/sh -c 'open\n"
+			   "exec = bin/x\n"
+			   "start_limit = 5\n"
+			   "start_limit = 0/10s\n"
+			   "stop_signal = STOP\n"
+			   "environment = 1X=y\n"
+			   "environment = NOEQUALS\n"
+			   "stdout = file:relative\n"
+			   "stderr = syslog\n"
+			   "user = no-such-user-cgpool\n"
+			   "group = no-such-group-cgpool\n"
+			   "working_directory = srv\n"
+			   "[job b]\n"
+			   "exec =\n");
+
+	assert_non_null(strstr(e, "main.conf:2: exec: invalid command \"/bin/sh -c 'open\" (unterminated single quote)"));
+	assert_non_null(strstr(e, "main.conf:3: exec: program \"bin/x\" is a relative path"));
+	assert_non_null(strstr(e, "main.conf:4: start_limit: invalid limit \"5\""));
+	assert_non_null(strstr(e, "main.conf:5: start_limit: invalid limit \"0/10s\""));
+	assert_non_null(strstr(e, "main.conf:6: stop_signal: invalid signal \"STOP\""));
+	assert_non_null(strstr(e, "main.conf:7: environment: \"1X=y\" is not NAME=VALUE"));
+	assert_non_null(strstr(e, "main.conf:8: environment: \"NOEQUALS\" is not NAME=VALUE"));
+	assert_non_null(strstr(e, "main.conf:9: stdout: invalid output \"file:relative\""));
+	assert_non_null(strstr(e, "main.conf:10: stderr: invalid output \"syslog\""));
+	assert_non_null(strstr(e, "main.conf:11: user: no such user \"no-such-user-cgpool\""));
+	assert_non_null(strstr(e, "main.conf:12: group: no such group \"no-such-group-cgpool\""));
+	assert_non_null(strstr(e, "main.conf:13: working_directory: invalid path \"srv\""));
+	assert_non_null(strstr(e, "main.conf:15: exec: missing value"));
+	free(e);
+
+	struct conf *c = load_good("[job x]\nexec = prog\nstart_limit = off\nstop_signal = HUP\n");
+	assert_int_equal(c->jobs[0].start_limit.burst, 0);
+	assert_int_equal(c->jobs[0].stop_signal, SIGHUP);
 	conf_free(c);
 }
 
@@ -617,7 +691,8 @@ static void test_print(void **state)
 	assert_non_null(strstr(p, "drain_timeout = 1500ms\n"));
 	assert_non_null(strstr(p, "verify_timeout = 1m\n"));
 	assert_non_null(strstr(p, "\n[class c]\n\n[job j]\nexec = /bin/j\nrestart = no\nrestart_sec = 1s\n"
-				  "stop_timeout = 10s\nmemory.max = 1048576\n"));
+				  "start_limit = 5/10s\nstop_timeout = 10s\nstop_signal = TERM\nstdout = journal\n"
+				  "stderr = journal\nautostart = yes\nmemory.max = 1048576\n"));
 	free(p);
 	conf_free(c);
 }
@@ -760,6 +835,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_defaults),
+		T(test_job_errors),
 		T(test_missing_file),
 		T(test_full_globals),
 		T(test_full_sections),
