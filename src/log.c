@@ -85,3 +85,25 @@ void log_msg(int level, const char *fmt, ...)
 	}
 	va_end(ap);
 }
+
+void log_job_line(const char *key, unsigned long long run, const char *stream, const char *line, size_t len)
+{
+	char buf[4352];
+	int n;
+
+	len = strnlen(line, len);
+	if (log_to_journal) {
+		sd_journal_send("MESSAGE=%.*s", (int)len, line, "PRIORITY=%d", LOG_INFO, "CGPOOL_KEY=%s", key,
+				"CGPOOL_RUN=%llu", run, "CGPOOL_STREAM=%s", stream, "SYSLOG_IDENTIFIER=%s", key, NULL);
+		return;
+	}
+	n = snprintf(buf, sizeof(buf), "%s[%llu]: %.*s\n", key, run, (int)len, line);
+	if (n < 0)
+		return;
+	if ((size_t)n >= sizeof(buf)) {
+		n = sizeof(buf);
+		buf[n - 1] = '\n';
+	}
+	while (write(STDERR_FILENO, buf, (size_t)n) < 0 && errno == EINTR)
+		;
+}

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "argv.h"
+#include "joblog.h"
 #include "spawn.h"
 
 /* ---- argv */
@@ -324,9 +325,9 @@ static int own_v2_dir(char *buf, size_t len)
 	while (fgets(line, sizeof(line), f)) {
 		if (strncmp(line, "0::", 3) == 0) {
 			line[strcspn(line, "\n")] = '\0';
-			snprintf(buf, len, "%s%s/cgpool-spawn-%d", mnt, strcmp(line + 3, "/") ? line + 3 : "",
-				 (int)getpid());
-			r = 0;
+			int n = snprintf(buf, len, "%s%s/cgpool-spawn-%d", mnt, strcmp(line + 3, "/") ? line + 3 : "",
+					 (int)getpid());
+			r = n > 0 && (size_t)n < len ? 0 : -ENAMETOOLONG;
 		}
 	}
 	fclose(f);
@@ -364,6 +365,53 @@ static void test_spawn_into_cgroup(void **state)
 	assert_int_equal(rmdir(dir), 0);
 }
 
+/* ---- joblog: a job's output, a log line per line */
+
+static int closed_calls;
+static void on_closed(void *ud)
+{
+	(void)ud;
+	closed_calls++;
+}
+
+static void test_joblog_lines(void **state)
+{
+	struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);
+	char cap[] = "/tmp/cgpool-joblog-XXXXXX", got[16384], longline[5000];
+	int p[2], capfd = mkstemp(cap), saved = dup(STDERR_FILENO);
+	struct joblog *l;
+	ssize_t n;
+
+	(void)state;
+	assert_true(capfd >= 0 && saved >= 0);
+	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+	assert_int_equal(joblog_new(loop, p[0], "web", 7, "stdout", on_closed, NULL, &l), 0);
+	memset(longline, 'x', sizeof(longline));
+	dup2(capfd, STDERR_FILENO); /* the daemon's stderr: no journal in tests */
+	assert_int_equal(write(p[1], "one\ntw", 6), 6);
+	ev_run(loop, EVRUN_NOWAIT);
+	assert_int_equal(write(p[1], "o\n", 2), 2);
+	assert_int_equal(write(p[1], longline, sizeof(longline)), (ssize_t)sizeof(longline));
+	assert_int_equal(write(p[1], "\nlast without newline", 21), 21);
+	close(p[1]);
+	for (int i = 0; i < 50 && !closed_calls; i++)
+		ev_run(loop, EVRUN_NOWAIT);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	assert_int_equal(closed_calls, 1);
+	n = pread(capfd, got, sizeof(got) - 1, 0);
+	assert_true(n > 0);
+	got[n] = '\0';
+	/* whole lines; the 5000-byte one cut at JOBLOG_LINE_MAX; the last flushed at end of file */
+	char want[16384];
+	snprintf(want, sizeof(want), "web[7]: one\nweb[7]: two\nweb[7]: %.*s\nweb[7]: %.*s\nweb[7]: last without newline\n",
+		 JOBLOG_LINE_MAX, longline, (int)sizeof(longline) - JOBLOG_LINE_MAX, longline);
+	assert_string_equal(got, want);
+	close(capfd);
+	unlink(cap);
+	ev_loop_destroy(loop);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -374,6 +422,7 @@ int main(void)
 		cmocka_unit_test(test_spawn_waits_for_placement),
 		cmocka_unit_test(test_spawn_ids),
 		cmocka_unit_test(test_spawn_into_cgroup),
+		cmocka_unit_test(test_joblog_lines),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
