@@ -4,6 +4,7 @@
 #include "slot.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <string.h>
 
 #define OK 0
@@ -101,4 +102,146 @@ int slot_state_parse(const char *s, enum slot_state *out)
 const char *slot_event_name(enum slot_event ev)
 {
 	return (unsigned)ev < SLOT_NEVENTS ? event_names[ev] : "?";
+}
+
+/* ---- supervised jobs */
+
+struct job_transition {
+	int result;
+	enum job_state next;
+	unsigned actions;
+};
+
+enum {
+	SPAWN = JOB_ACT_CANCEL | JOB_ACT_SPAWN,
+	EXITED = JOB_ACT_RECORD_EXIT | JOB_ACT_CANCEL,
+	STOP = JOB_ACT_CANCEL | JOB_ACT_SIGNAL,
+};
+
+/* An exit with restart wanted goes to BACKOFF: the rows below are for
+ * restart = 0 and job_step patches them. */
+static const struct job_transition job_table[JOB_NSTATES][JOB_NEVENTS] = {
+	[JOB_STOPPED] = {
+		[JOB_EV_RUN] = { OK, JOB_STARTING, SPAWN },
+		[JOB_EV_SPAWNED] = { NOP, JOB_STOPPED, 0 },
+		[JOB_EV_SPAWN_FAILED] = { NOP, JOB_STOPPED, 0 },
+		[JOB_EV_EXIT_OK] = { NOP, JOB_STOPPED, 0 },
+		[JOB_EV_EXIT_FAILED] = { NOP, JOB_STOPPED, 0 },
+		[JOB_EV_STOP] = { NOP, JOB_STOPPED, 0 },
+		[JOB_EV_STOP_TIMEOUT] = { NOP, JOB_STOPPED, 0 },
+		[JOB_EV_EMPTY] = { NOP, JOB_STOPPED, 0 },
+		[JOB_EV_START_LIMIT] = { NOP, JOB_STOPPED, 0 },
+	},
+	[JOB_STARTING] = {
+		[JOB_EV_RUN] = { NOP, JOB_STARTING, 0 },
+		[JOB_EV_SPAWNED] = { OK, JOB_RUNNING, 0 },
+		[JOB_EV_SPAWN_FAILED] = { OK, JOB_FAILED, JOB_ACT_RECORD_EXIT },
+		[JOB_EV_EXIT_OK] = { OK, JOB_STOPPED, EXITED },
+		[JOB_EV_EXIT_FAILED] = { OK, JOB_FAILED, EXITED },
+		[JOB_EV_STOP] = { OK, JOB_STOPPING, STOP },
+		[JOB_EV_STOP_TIMEOUT] = { NOP, JOB_STARTING, 0 },
+		[JOB_EV_EMPTY] = { NOP, JOB_STARTING, 0 },
+		[JOB_EV_START_LIMIT] = { OK, JOB_FAILED, JOB_ACT_CANCEL },
+	},
+	[JOB_RUNNING] = {
+		[JOB_EV_RUN] = { NOP, JOB_RUNNING, 0 },
+		[JOB_EV_SPAWNED] = { NOP, JOB_RUNNING, 0 },
+		[JOB_EV_SPAWN_FAILED] = { NOP, JOB_RUNNING, 0 },
+		[JOB_EV_EXIT_OK] = { OK, JOB_STOPPED, EXITED },
+		[JOB_EV_EXIT_FAILED] = { OK, JOB_FAILED, EXITED },
+		[JOB_EV_STOP] = { OK, JOB_STOPPING, STOP },
+		[JOB_EV_STOP_TIMEOUT] = { NOP, JOB_RUNNING, 0 },
+		[JOB_EV_EMPTY] = { NOP, JOB_RUNNING, 0 },
+		[JOB_EV_START_LIMIT] = { NOP, JOB_RUNNING, 0 },
+	},
+	[JOB_STOPPING] = {
+		[JOB_EV_RUN] = { NOP, JOB_STOPPING, 0 },
+		[JOB_EV_SPAWNED] = { NOP, JOB_STOPPING, 0 },
+		[JOB_EV_SPAWN_FAILED] = { OK, JOB_STOPPING, JOB_ACT_RECORD_EXIT },
+		[JOB_EV_EXIT_OK] = { OK, JOB_STOPPING, JOB_ACT_RECORD_EXIT },
+		[JOB_EV_EXIT_FAILED] = { OK, JOB_STOPPING, JOB_ACT_RECORD_EXIT },
+		[JOB_EV_STOP] = { NOP, JOB_STOPPING, 0 },
+		[JOB_EV_STOP_TIMEOUT] = { OK, JOB_STOPPING, JOB_ACT_KILL },
+		[JOB_EV_EMPTY] = { OK, JOB_STOPPED, JOB_ACT_CANCEL },
+		[JOB_EV_START_LIMIT] = { NOP, JOB_STOPPING, 0 },
+	},
+	[JOB_BACKOFF] = {
+		[JOB_EV_RUN] = { OK, JOB_STARTING, SPAWN },
+		[JOB_EV_SPAWNED] = { NOP, JOB_BACKOFF, 0 },
+		[JOB_EV_SPAWN_FAILED] = { NOP, JOB_BACKOFF, 0 },
+		[JOB_EV_EXIT_OK] = { NOP, JOB_BACKOFF, 0 },
+		[JOB_EV_EXIT_FAILED] = { NOP, JOB_BACKOFF, 0 },
+		[JOB_EV_STOP] = { OK, JOB_STOPPED, JOB_ACT_CANCEL },
+		[JOB_EV_STOP_TIMEOUT] = { NOP, JOB_BACKOFF, 0 },
+		[JOB_EV_EMPTY] = { NOP, JOB_BACKOFF, 0 },
+		[JOB_EV_START_LIMIT] = { OK, JOB_FAILED, JOB_ACT_CANCEL },
+	},
+	[JOB_FAILED] = {
+		[JOB_EV_RUN] = { OK, JOB_STARTING, SPAWN | JOB_ACT_RESET_LIMIT },
+		[JOB_EV_SPAWNED] = { NOP, JOB_FAILED, 0 },
+		[JOB_EV_SPAWN_FAILED] = { NOP, JOB_FAILED, 0 },
+		[JOB_EV_EXIT_OK] = { NOP, JOB_FAILED, 0 },
+		[JOB_EV_EXIT_FAILED] = { NOP, JOB_FAILED, 0 },
+		[JOB_EV_STOP] = { OK, JOB_STOPPED, JOB_ACT_CANCEL },
+		[JOB_EV_STOP_TIMEOUT] = { NOP, JOB_FAILED, 0 },
+		[JOB_EV_EMPTY] = { NOP, JOB_FAILED, 0 },
+		[JOB_EV_START_LIMIT] = { NOP, JOB_FAILED, 0 },
+	},
+};
+
+static bool job_exit_event(enum job_event ev)
+{
+	return ev == JOB_EV_EXIT_OK || ev == JOB_EV_EXIT_FAILED || ev == JOB_EV_SPAWN_FAILED;
+}
+
+int job_step(enum job_state state, enum job_event ev, int restart, enum job_state *next, unsigned *actions)
+{
+	struct job_transition t;
+
+	if ((unsigned)state >= JOB_NSTATES || (unsigned)ev >= JOB_NEVENTS)
+		return -EINVAL;
+	t = job_table[state][ev];
+	if (t.result < 0)
+		return t.result;
+	/* an exit (or a failed start) of a starting or running job that the
+	 * policy restarts waits restart_sec instead of stopping */
+	if (restart && job_exit_event(ev) && (state == JOB_STARTING || state == JOB_RUNNING)) {
+		t.next = JOB_BACKOFF;
+		t.actions |= JOB_ACT_BACKOFF;
+	}
+	*next = t.next;
+	*actions = t.actions;
+	return 0;
+}
+
+static const char *const job_state_names[JOB_NSTATES] = {
+	[JOB_STOPPED] = "stopped", [JOB_STARTING] = "starting", [JOB_RUNNING] = "running",
+	[JOB_STOPPING] = "stopping", [JOB_BACKOFF] = "backoff", [JOB_FAILED] = "failed",
+};
+
+static const char *const job_event_names[JOB_NEVENTS] = {
+	[JOB_EV_RUN] = "run", [JOB_EV_SPAWNED] = "spawned", [JOB_EV_SPAWN_FAILED] = "spawn-failed",
+	[JOB_EV_EXIT_OK] = "exit-ok", [JOB_EV_EXIT_FAILED] = "exit-failed", [JOB_EV_STOP] = "stop",
+	[JOB_EV_STOP_TIMEOUT] = "stop-timeout", [JOB_EV_EMPTY] = "empty", [JOB_EV_START_LIMIT] = "start-limit",
+};
+
+const char *job_state_name(enum job_state s)
+{
+	return (unsigned)s < JOB_NSTATES ? job_state_names[s] : "?";
+}
+
+int job_state_parse(const char *s, enum job_state *out)
+{
+	for (int i = 0; i < JOB_NSTATES; i++) {
+		if (strcmp(s, job_state_names[i]) == 0) {
+			*out = (enum job_state)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+const char *job_event_name(enum job_event ev)
+{
+	return (unsigned)ev < JOB_NEVENTS ? job_event_names[ev] : "?";
 }

@@ -38,4 +38,44 @@ const char *slot_state_name(enum slot_state s);
 int slot_state_parse(const char *s, enum slot_state *out);
 const char *slot_event_name(enum slot_event ev);
 
+/* ---- supervised jobs ([job KEY] with exec): the job's own state beside its
+ * slot's. stopped: not running and not to be started; starting: spawned,
+ * execve not yet reached; running: the main process runs; stopping:
+ * stop_signal sent, waiting for the slot to empty (then killing it);
+ * backoff: exited, restart_sec until the next start; failed: the start
+ * limit was hit, or it failed with restart = no, until run. */
+enum job_state { JOB_STOPPED, JOB_STARTING, JOB_RUNNING, JOB_STOPPING, JOB_BACKOFF, JOB_FAILED, JOB_NSTATES };
+
+enum job_event {
+	JOB_EV_RUN,          /* run / restart asked for, autostart, restart timer */
+	JOB_EV_SPAWNED,      /* the child reached execve */
+	JOB_EV_SPAWN_FAILED, /* no child, or it failed before execve */
+	JOB_EV_EXIT_OK,      /* the main process exited 0 */
+	JOB_EV_EXIT_FAILED,  /* ... with another status or by a signal */
+	JOB_EV_STOP,         /* stop asked for (stop, restart, removed from the config) */
+	JOB_EV_STOP_TIMEOUT, /* stop_timeout passed with processes left */
+	JOB_EV_EMPTY,        /* the slot holds no process any more */
+	JOB_EV_START_LIMIT,  /* more starts than start_limit allows */
+	JOB_NEVENTS,
+};
+
+/* what job.c does on a transition, in this order */
+enum job_action {
+	JOB_ACT_RECORD_EXIT = 1 << 0, /* the exit status goes into the run record */
+	JOB_ACT_CANCEL = 1 << 1,      /* stop the restart and stop timers */
+	JOB_ACT_SIGNAL = 1 << 2,      /* stop_signal to the main process, start the stop timer */
+	JOB_ACT_KILL = 1 << 3,        /* kill every process of the slot, again after a pause */
+	JOB_ACT_SPAWN = 1 << 4,       /* count the start against the limit, then spawn */
+	JOB_ACT_BACKOFF = 1 << 5,     /* start the restart timer (restart_sec) */
+	JOB_ACT_RESET_LIMIT = 1 << 6, /* forget earlier starts (a run by hand after failed) */
+};
+
+/* restart: whether the job's policy restarts after this exit (always; or
+ * on-failure and the exit failed). 0 and next state + actions, or -EINVAL
+ * when the event changes nothing in this state. */
+int job_step(enum job_state state, enum job_event ev, int restart, enum job_state *next, unsigned *actions);
+const char *job_state_name(enum job_state s);
+int job_state_parse(const char *s, enum job_state *out);
+const char *job_event_name(enum job_event ev);
+
 #endif

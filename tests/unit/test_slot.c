@@ -97,11 +97,92 @@ static void test_names(void **state)
 	assert_int_equal(slot_state_parse("zombie", &s), -EINVAL);
 }
 
+/* ---- supervised jobs */
+
+static void expect_job(enum job_state from, enum job_event ev, int restart, enum job_state to, unsigned act)
+{
+	enum job_state next = JOB_NSTATES;
+	unsigned a = ~0u;
+
+	assert_int_equal(job_step(from, ev, restart, &next, &a), 0);
+	assert_int_equal(next, to);
+	assert_int_equal(a, act);
+}
+
+static void expect_job_nop(enum job_state from, enum job_event ev)
+{
+	enum job_state next = JOB_NSTATES;
+	unsigned a = 12345;
+
+	assert_int_equal(job_step(from, ev, 1, &next, &a), -EINVAL);
+	assert_int_equal(next, JOB_NSTATES);
+	assert_int_equal(a, 12345);
+}
+
+static void test_job_lifecycle(void **state)
+{
+	const unsigned spawn = JOB_ACT_CANCEL | JOB_ACT_SPAWN, exited = JOB_ACT_RECORD_EXIT | JOB_ACT_CANCEL;
+
+	(void)state;
+	expect_job(JOB_STOPPED, JOB_EV_RUN, 0, JOB_STARTING, spawn);
+	expect_job(JOB_STARTING, JOB_EV_SPAWNED, 0, JOB_RUNNING, 0);
+	/* restart = always / on-failure after a failure: backoff, then a new start */
+	expect_job(JOB_RUNNING, JOB_EV_EXIT_FAILED, 1, JOB_BACKOFF, exited | JOB_ACT_BACKOFF);
+	expect_job(JOB_RUNNING, JOB_EV_EXIT_OK, 1, JOB_BACKOFF, exited | JOB_ACT_BACKOFF);
+	expect_job(JOB_BACKOFF, JOB_EV_RUN, 0, JOB_STARTING, spawn);
+	/* no restart: a clean exit stops, a failed one is failed */
+	expect_job(JOB_RUNNING, JOB_EV_EXIT_OK, 0, JOB_STOPPED, exited);
+	expect_job(JOB_RUNNING, JOB_EV_EXIT_FAILED, 0, JOB_FAILED, exited);
+	/* a program that cannot start: failed, or retried by the policy until the limit */
+	expect_job(JOB_STARTING, JOB_EV_SPAWN_FAILED, 0, JOB_FAILED, JOB_ACT_RECORD_EXIT);
+	expect_job(JOB_STARTING, JOB_EV_SPAWN_FAILED, 1, JOB_BACKOFF, JOB_ACT_RECORD_EXIT | JOB_ACT_BACKOFF);
+	expect_job(JOB_STARTING, JOB_EV_START_LIMIT, 1, JOB_FAILED, JOB_ACT_CANCEL);
+	expect_job(JOB_BACKOFF, JOB_EV_START_LIMIT, 1, JOB_FAILED, JOB_ACT_CANCEL);
+	/* run after failed clears the limit */
+	expect_job(JOB_FAILED, JOB_EV_RUN, 0, JOB_STARTING, spawn | JOB_ACT_RESET_LIMIT);
+}
+
+static void test_job_stop(void **state)
+{
+	(void)state;
+	expect_job(JOB_RUNNING, JOB_EV_STOP, 1, JOB_STOPPING, JOB_ACT_CANCEL | JOB_ACT_SIGNAL);
+	expect_job(JOB_STARTING, JOB_EV_STOP, 1, JOB_STOPPING, JOB_ACT_CANCEL | JOB_ACT_SIGNAL);
+	/* the main process goes but others stay: still stopping, never restarted */
+	expect_job(JOB_STOPPING, JOB_EV_EXIT_FAILED, 1, JOB_STOPPING, JOB_ACT_RECORD_EXIT);
+	expect_job(JOB_STOPPING, JOB_EV_EXIT_OK, 1, JOB_STOPPING, JOB_ACT_RECORD_EXIT);
+	expect_job(JOB_STOPPING, JOB_EV_STOP_TIMEOUT, 1, JOB_STOPPING, JOB_ACT_KILL);
+	expect_job(JOB_STOPPING, JOB_EV_EMPTY, 1, JOB_STOPPED, JOB_ACT_CANCEL);
+	expect_job(JOB_BACKOFF, JOB_EV_STOP, 1, JOB_STOPPED, JOB_ACT_CANCEL);
+	expect_job(JOB_FAILED, JOB_EV_STOP, 1, JOB_STOPPED, JOB_ACT_CANCEL);
+	/* events that change nothing */
+	expect_job_nop(JOB_STOPPED, JOB_EV_STOP);
+	expect_job_nop(JOB_RUNNING, JOB_EV_RUN);
+	expect_job_nop(JOB_STOPPING, JOB_EV_RUN);
+	expect_job_nop(JOB_STOPPED, JOB_EV_EXIT_FAILED);
+	expect_job_nop(JOB_RUNNING, JOB_EV_STOP_TIMEOUT);
+	assert_int_equal(job_step(JOB_NSTATES, JOB_EV_RUN, 0, &(enum job_state){ 0 }, &(unsigned){ 0 }), -EINVAL);
+}
+
+static void test_job_names(void **state)
+{
+	enum job_state s;
+
+	(void)state;
+	for (int i = 0; i < JOB_NSTATES; i++) {
+		assert_int_equal(job_state_parse(job_state_name((enum job_state)i), &s), 0);
+		assert_int_equal(s, i);
+	}
+	assert_string_equal(job_state_name(JOB_BACKOFF), "backoff");
+	assert_string_equal(job_event_name(JOB_EV_STOP_TIMEOUT), "stop-timeout");
+	assert_int_equal(job_state_parse("zombie", &s), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_run_lifecycle), cmocka_unit_test(test_idle_and_release),
 		cmocka_unit_test(test_retire), cmocka_unit_test(test_nonsense_events), cmocka_unit_test(test_names),
+		cmocka_unit_test(test_job_lifecycle), cmocka_unit_test(test_job_stop), cmocka_unit_test(test_job_names),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
