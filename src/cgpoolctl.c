@@ -248,16 +248,23 @@ static int print_slot_reply(struct ctx *x, json_t *reply)
 {
 	json_t *slot = json_object_get(reply, "slot");
 
+	const char *job = json_is_object(slot) ? str_field(slot, "job_state", NULL) : NULL;
+	int rc = job && strcmp(job, "failed") == 0 ? 1 : 0; /* run/restart that did not start */
+
 	if (x->json) {
 		print_json(json_is_object(slot) ? slot : reply);
 	} else if (json_is_object(slot)) {
 		printf("%s: %s", str_field(slot, "key", x->args[0]), str_field(slot, "state", "?"));
+		if (job)
+			printf(", job %s", job);
 		if (str_field(slot, "path", NULL))
 			printf(", %s", str_field(slot, "path", ""));
 		putchar('\n');
 	}
+	if (rc)
+		fprintf(stderr, "cgpoolctl: job %s failed to start (see the daemon's log)\n", x->args[0]);
 	json_decref(reply);
-	return 0;
+	return rc;
 }
 
 static int slot_call(struct ctx *x, const char *method, json_t *params)
@@ -434,23 +441,28 @@ static int cmd_list(struct ctx *x)
 
 static void print_runs(json_t *runs)
 {
-	char start[32], end[32], peak[32], exit_status[16];
+	char start[32], end[32], peak[32], exit_status[24];
 	size_t i;
-	json_t *run, *st;
+	json_t *run, *st, *sig;
 
 	if (json_array_size(runs) == 0)
 		return;
-	printf("recent runs:\n  %-19s  %-19s  %-4s  %6s  %s\n", "STARTED", "ENDED", "EXIT", "PEAK", "OOM");
+	printf("recent runs:\n  %-19s  %-19s  %-7s  %6s  %s\n", "STARTED", "ENDED", "EXIT", "PEAK", "OOM");
 	json_array_foreach(runs, i, run) {
 		human_time(json_object_get(run, "started"), start, sizeof(start));
 		human_time(json_object_get(run, "ended"), end, sizeof(end));
 		human_size(json_object_get(run, "memory_peak"), peak, sizeof(peak));
 		st = json_object_get(run, "exit_status");
-		if (json_is_integer(st))
+		sig = json_object_get(run, "signal");
+		if (json_is_string(sig))
+			snprintf(exit_status, sizeof(exit_status), "SIG%s", json_string_value(sig));
+		else if (json_is_integer(st))
 			snprintf(exit_status, sizeof(exit_status), "%lld", (long long)json_integer_value(st));
+		else if (json_is_string(json_object_get(run, "reason")))
+			snprintf(exit_status, sizeof(exit_status), "?");
 		else
 			snprintf(exit_status, sizeof(exit_status), "-");
-		printf("  %-19s  %-19s  %-4s  %6s  %lld\n", start, end, exit_status, peak,
+		printf("  %-19s  %-19s  %-7s  %6s  %lld\n", start, end, exit_status, peak,
 		       (long long)json_integer_value(json_object_get(run, "oom_kills")));
 	}
 }

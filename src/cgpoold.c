@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
@@ -16,6 +17,7 @@
 #include "cg.h"
 #include "conf.h"
 #include "dying.h"
+#include "job.h"
 #include "log.h"
 #include "util.h"
 #include "manager.h"
@@ -42,6 +44,7 @@ struct daemon {
 	struct work *work;
 	struct dying_cache *dying;
 	struct pool *pool;
+	struct jobs *jobs;
 	struct retire *retire;
 	struct pressure *pressure;
 	struct vl_server *server;
@@ -138,6 +141,7 @@ static int reload(void *ud, json_t *errors)
 		d->conf = c;
 		log_set_level(c->daemon.log_level);
 		pool_set_conf(d->pool, c);
+		jobs_reload(d->jobs);
 		conf_free(old);
 		log_notice("configuration reloaded");
 	} else {
@@ -344,6 +348,16 @@ static int start(struct daemon *d)
 	pool_set_work(d->pool, d->work);
 	pool_set_retire(d->pool, d->retire);
 	hooks.retire = d->retire;
+	/* orphans of supervised jobs (daemonized children) are reaped here */
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
+		log_warn("PR_SET_CHILD_SUBREAPER: %s", strerror(errno));
+	r = jobs_new(d->loop, d->pool, (const struct conf *const *)&d->conf, &d->jobs);
+	if (r < 0) {
+		log_err("supervised jobs: %s", strerror(-r));
+		return 1;
+	}
+	hooks.jobs = d->jobs;
+	jobs_start(d->jobs);
 	retire_probe(d->retire);
 	start_pressure(d);
 	r = open_socket(d, &fd);
@@ -370,6 +384,7 @@ static void stop(struct daemon *d)
 	manager_free(d->manager);
 	vl_server_free(d->server);
 	pressure_free(d->pressure);
+	jobs_free(d->jobs); /* the jobs keep running */
 	/* retire cancels its writes still queued on the workers and waits for
 	 * one running; work_free then runs what is left in the queue (the
 	 * cgroup layer must still be open for that) without calling back, and

@@ -14,6 +14,7 @@
 
 #include "cg.h"
 #include "dying.h"
+#include "job.h"
 #include "log.h"
 #include "metrics.h"
 #include "retire.h"
@@ -33,10 +34,15 @@ static const char interface_description[] =
 	"\n"
 	"# One run of a key: from the first process entering its slot to the slot\n"
 	"# being empty again. Times are microseconds since the epoch.\n"
-	"type Run (started: int, ended: ?int, exit_status: ?int, memory_peak: ?int, oom_kills: int)\n"
+	"# signal: what killed a supervised job's main process (\"SEGV\"); reason:\n"
+	"# \"exited while unsupervised\" when no daemon saw the exit\n"
+	"type Run (started: int, ended: ?int, exit_status: ?int, signal: ?string, reason: ?string,\n"
+	"  memory_peak: ?int, oom_kills: int)\n"
 	"\n"
+	"# job_state, main_pid, restarts, next_restart: supervised keys ([job] exec =)\n"
 	"type Slot (key: ?string, state: string, name: string, path: string, cgroup_id: int,\n"
-	"  runs: int, class: ?string, memory_current: ?int, nprocs: int, idle_since: ?int)\n"
+	"  runs: int, class: ?string, memory_current: ?int, nprocs: int, idle_since: ?int,\n"
+	"  job_state: ?string, main_pid: ?int, restarts: ?int, next_restart: ?int)\n"
 	"\n"
 	"method Attach(key: string, pids: []int, class: ?string) -> (slot: Slot)\n"
 	"method Release(key: string) -> (slot: Slot)\n"
@@ -129,14 +135,33 @@ static json_t *run_json(const struct run *r)
 
 	json_object_set_new(j, "ended", r->ended_us ? json_integer(r->ended_us) : json_null());
 	json_object_set_new(j, "exit_status", r->exit_status >= 0 ? json_integer(r->exit_status) : json_null());
+	json_object_set_new(j, "signal", r->signal > 0 && sigabbrev_np(r->signal) ? json_string(sigabbrev_np(r->signal))
+									: json_null());
+	if (r->unsupervised)
+		json_object_set_new(j, "reason", json_string("exited while unsupervised"));
 	json_object_set_new(j, "memory_peak",
 			    r->ended_us && r->memory_peak ? json_integer((json_int_t)r->memory_peak) : json_null());
 	return j;
 }
 
+/* the Slot object, with the job's fields when the key is supervised */
+static json_t *slot_json(struct manager *m, const struct slot *s)
+{
+	json_t *j = manager_slot_json(m->pool, s);
+	struct job_info ji;
+
+	if (j && s->key[0] && m->hooks.jobs && jobs_info(m->hooks.jobs, s->key, &ji) == 0) {
+		json_object_set_new(j, "job_state", json_string(job_state_name(ji.state)));
+		json_object_set_new(j, "main_pid", ji.main_pid > 0 ? json_integer(ji.main_pid) : json_null());
+		json_object_set_new(j, "restarts", json_integer((json_int_t)ji.restarts));
+		json_object_set_new(j, "next_restart", ji.next_restart_us ? json_integer(ji.next_restart_us) : json_null());
+	}
+	return j;
+}
+
 static void reply_slot(struct manager *m, struct vl_call *call, const struct slot *s)
 {
-	vl_call_reply(call, json_pack("{s:o}", "slot", manager_slot_json(m->pool, s)));
+	vl_call_reply(call, json_pack("{s:o}", "slot", slot_json(m, s)));
 }
 
 /* ---- who may do what */
@@ -437,22 +462,38 @@ static json_t *daemon_json(struct manager *m)
 	return j;
 }
 
+/* a supervised key that has no slot yet (never started): its job alone */
+static json_t *job_without_slot(struct manager *m, const char *key)
+{
+	struct job_info ji;
+
+	if (!m->hooks.jobs || jobs_info(m->hooks.jobs, key, &ji) < 0)
+		return NULL;
+	return json_pack("{s:s, s:n, s:s, s:I, s:n}", "key", key, "state", "job_state", job_state_name(ji.state),
+			 "restarts", (json_int_t)ji.restarts, "main_pid");
+}
+
 static void m_status(struct vl_call *call, json_t *params, void *ud)
 {
 	struct manager *m = ud;
-	json_t *k = json_object_get(params, "key"), *runs;
+	json_t *k = json_object_get(params, "key"), *runs, *j;
+	const char *key;
 	struct slot *s;
 	unsigned n;
 
 	if (!k || json_is_null(k))
 		return (void)vl_call_reply(call, json_pack("{s:o}", "daemon", daemon_json(m)));
-	if (!(s = param_known_key(m, call, params)))
+	if (!(key = param_key(m, call, params)))
 		return;
+	if (!(s = pool_find(m->pool, key)) && (j = job_without_slot(m, key)) != NULL)
+		return (void)vl_call_reply(call, json_pack("{s:o, s:[]}", "slot", j, "recent_runs"));
+	if (!s)
+		return reply_error(m, call, ERR("NoSuchKey"), json_pack("{s:s}", "key", key));
 	runs = json_array();
 	n = s->nrecent < SLOT_RECENT_RUNS ? s->nrecent : SLOT_RECENT_RUNS;
 	for (unsigned i = 0; i < n; i++)
 		json_array_append_new(runs, run_json(&s->recent[(s->nrecent - 1 - i) % SLOT_RECENT_RUNS]));
-	vl_call_reply(call, json_pack("{s:o, s:o}", "slot", manager_slot_json(m->pool, s), "recent_runs", runs));
+	vl_call_reply(call, json_pack("{s:o, s:o}", "slot", slot_json(m, s), "recent_runs", runs));
 }
 
 static void m_probe(struct vl_call *call, json_t *params, void *ud)
@@ -551,13 +592,39 @@ static void m_retire(struct vl_call *call, json_t *params, void *ud)
 		json_decref(now);
 }
 
-static void m_supervise(struct vl_call *call, json_t *params, void *ud)
+/* Run, Stop, Restart of a supervised job: the slot as it is right after */
+static void supervise(struct vl_call *call, json_t *params, struct manager *m, int (*op)(struct jobs *, const char *))
 {
-	struct manager *m = ud;
+	const char *key;
+	struct slot *s;
+	char reason[KEY_MAX + 96];
+	int r;
 
-	if (!require_privileged(m, call) || !param_key(m, call, params))
+	if (!require_privileged(m, call) || !(key = param_key(m, call, params)))
 		return;
-	not_supported(m, call, "supervised jobs ([job] exec =) are not available in this version");
+	r = m->hooks.jobs ? op(m->hooks.jobs, key) : -ENOENT;
+	if (r == -ENOENT)
+		return reply_error(m, call, ERR("NoSuchKey"), json_pack("{s:s}", "key", key));
+	if (!(s = pool_find(m->pool, key))) {
+		snprintf(reason, sizeof(reason), "job %s has no slot: it could not start (the daemon's log says why)", key);
+		return not_supported(m, call, reason);
+	}
+	reply_slot(m, call, s);
+}
+
+static void m_run(struct vl_call *call, json_t *params, void *ud)
+{
+	supervise(call, params, ud, jobs_run);
+}
+
+static void m_stop(struct vl_call *call, json_t *params, void *ud)
+{
+	supervise(call, params, ud, jobs_stop);
+}
+
+static void m_restart(struct vl_call *call, json_t *params, void *ud)
+{
+	supervise(call, params, ud, jobs_restart);
 }
 
 static void m_reload(struct vl_call *call, json_t *params, void *ud)
@@ -595,8 +662,8 @@ static const struct {
 	vl_method_fn fn;
 } methods[] = {
 	{ "Attach", m_attach }, { "Release", m_release }, { "Retire", m_retire },   { "List", m_list },
-	{ "Status", m_status }, { "Probe", m_probe },     { "Run", m_supervise },   { "Stop", m_supervise },
-	{ "Restart", m_supervise }, { "Reload", m_reload }, { "Metrics", m_metrics },
+	{ "Status", m_status }, { "Probe", m_probe },     { "Run", m_run },         { "Stop", m_stop },
+	{ "Restart", m_restart }, { "Reload", m_reload }, { "Metrics", m_metrics },
 };
 
 int manager_new(struct vl_server *srv, struct pool *pool, const struct conf *const *conf,

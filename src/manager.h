@@ -20,6 +20,7 @@ struct manager_hooks {
 	const struct stall_hist *stall; /* loop iterations that ran callbacks; may be NULL */
 	struct work *work;              /* worker threads for kernel writes; may be NULL */
 	struct dying_cache *dying;      /* the dying-memcg count for reports; may be NULL */
+	struct jobs *jobs;              /* supervised jobs (Run, Stop, Restart); may be NULL */
 };
 
 /* Register the interface and its methods on srv. *conf is read on every call

@@ -702,6 +702,20 @@ fail:
 	return r;
 }
 
+int pool_record_exit(struct pool *p, const char *key, int exit_status, int signal, bool unsupervised)
+{
+	struct slot *s = pool_find(p, key);
+	struct run *run = s && s->nrecent ? &s->recent[(s->nrecent - 1) % SLOT_RECENT_RUNS] : NULL;
+
+	if (!run)
+		return -ENOENT;
+	run->exit_status = exit_status;
+	run->signal = signal;
+	run->unsupervised = unsupervised;
+	pool_save(p, s);
+	return 0;
+}
+
 int pool_release(struct pool *p, const char *key, struct slot **out)
 {
 	struct slot *s = pool_find(p, key);

@@ -31,6 +31,8 @@ struct run {
 	int64_t started_us; /* CLOCK_REALTIME */
 	int64_t ended_us;   /* 0 while the run goes on */
 	int exit_status;    /* -1: not known (processes exited on their own) */
+	int signal;         /* the signal that killed a supervised job's main process, 0: none */
+	bool unsupervised;  /* a supervised job's main process exited while no daemon watched it */
 	uint64_t memory_peak; /* bytes; 0 when the kernel cannot tell */
 	uint64_t oom_kills;   /* during the run */
 	uint64_t oom_base;    /* memory.events oom_kill at run start */
@@ -75,6 +77,10 @@ void pool_set_conf(struct pool *p, const struct conf *conf);
  * which is then bound and running, and the error is still returned. */
 int pool_attach(struct pool *p, const char *key, const char *class_name, const pid_t *pids, size_t npids,
 		struct slot **out, pid_t *bad_pid);
+/* A supervised job's main process ended: its exit status (-1 unknown) or
+ * the signal that killed it goes into the key's current or last run.
+ * -ENOENT: no slot for the key, or no run. */
+int pool_record_exit(struct pool *p, const char *key, int exit_status, int signal, bool unsupervised);
 /* The key is finished for now. -ENOENT: no slot for the key. */
 int pool_release(struct pool *p, const char *key, struct slot **out);
 

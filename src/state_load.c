@@ -28,10 +28,10 @@
 
 static json_t *run_to_json(const struct run *r)
 {
-	return json_pack("{s:I, s:I, s:i, s:I, s:I, s:I}", "started", (json_int_t)r->started_us, "ended",
+	return json_pack("{s:I, s:I, s:i, s:I, s:I, s:I, s:i, s:b}", "started", (json_int_t)r->started_us, "ended",
 			 (json_int_t)r->ended_us, "exit_status", r->exit_status, "memory_peak",
 			 (json_int_t)r->memory_peak, "oom_kills", (json_int_t)r->oom_kills, "oom_base",
-			 (json_int_t)r->oom_base);
+			 (json_int_t)r->oom_base, "signal", r->signal, "unsupervised", r->unsupervised);
 }
 
 /* the recent runs oldest first: at most SLOT_RECENT_RUNS of them */
@@ -56,11 +56,15 @@ json_t *state_slot_to_json(const struct slot *s)
 static int run_from_json(json_t *j, struct run *r)
 {
 	json_int_t started, ended, peak, ooms, base;
-	int status;
+	int status, sig = 0, unsup = 0;
 
-	if (json_unpack(j, "{s:I, s:I, s:i, s:I, s:I, s:I}", "started", &started, "ended", &ended, "exit_status",
-			&status, "memory_peak", &peak, "oom_kills", &ooms, "oom_base", &base) < 0)
+	if (json_unpack(j, "{s:I, s:I, s:i, s:I, s:I, s:I, s?i, s?b}", "started", &started, "ended", &ended,
+			"exit_status", &status, "memory_peak", &peak, "oom_kills", &ooms, "oom_base", &base, "signal",
+			&sig, "unsupervised", &unsup) < 0 ||
+	    sig < 0 || sig >= 65)
 		return -EINVAL;
+	r->signal = sig;
+	r->unsupervised = unsup;
 	r->started_us = started;
 	r->ended_us = ended;
 	r->exit_status = status;

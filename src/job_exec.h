@@ -1,0 +1,38 @@
+/* job_exec.h - what a supervised job's process gets, resolved before the
+ * fork: program, arguments, environment, user, groups, directory, output. */
+#ifndef CGPOOL_JOB_EXEC_H
+#define CGPOOL_JOB_EXEC_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "conf.h"
+
+struct job_exec {
+	char **argv;             /* argv_split of exec */
+	char path[PATH_MAX];     /* the program, absolute */
+	char **envp;             /* NULL-terminated, one entry per name */
+	size_t nenv;
+	char cwd[PATH_MAX];
+	bool set_ids;
+	uid_t uid;
+	gid_t gid;
+	gid_t *groups;
+	size_t ngroups;
+	int fds[3];              /* the child's stdin, stdout, stderr; -1: /dev/null */
+	bool own_fd[3];          /* fds[i] was opened here and is closed by job_exec_free */
+	int out_read, err_read;  /* read ends of the journal pipes, -1: none */
+};
+
+/* Resolve everything for the job of key; on failure err says what failed
+ * and everything is released. The environment: PATH, and HOME, USER,
+ * LOGNAME and SHELL with user =, CGPOOL_KEY, then environment = (a later
+ * name wins). */
+int job_exec_prepare(const struct conf_job *cj, const char *key, struct job_exec *x, char *err, size_t errlen);
+/* Release what prepare made; the read ends of the pipes are left (the caller
+ * took them or closes them). */
+void job_exec_free(struct job_exec *x);
+
+#endif
