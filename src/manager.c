@@ -52,7 +52,8 @@ static const char interface_description[] =
 	"method Status(key: ?string) -> (daemon: ?object, slot: ?Slot, recent_runs: ?[]Run)\n"
 	"# refresh: run the LRU-reparenting experiment again (its verdict comes later)\n"
 	"method Probe(refresh: ?bool) -> (hierarchy: string, memory: string, kernel: string,\n"
-	"  lru_reparenting: string, lru_reparenting_evidence: string, probe_running: bool, features: object)\n"
+	"  lru_reparenting: string, lru_reparenting_evidence: string, probe_running: bool, features: object,\n"
+	"  probe_medium: ?string)\n"
 	"method Run(key: string) -> (slot: Slot)\n"
 	"method Stop(key: string) -> (slot: Slot)\n"
 	"method Restart(key: string) -> (slot: Slot)\n"
@@ -482,6 +483,7 @@ static void m_probe(struct vl_call *call, json_t *params, void *ud)
 				      f->dying_subsys_stat);
 	json_object_set_new(reply, "probe_running",
 			    json_boolean(m->hooks.retire && retire_probe_running(m->hooks.retire)));
+	json_object_set_new(reply, "probe_medium", json_string(m->hooks.retire ? retire_probe_medium(m->hooks.retire) : ""));
 	vl_call_reply(call, reply);
 }
 

@@ -75,7 +75,7 @@ struct retire {
 	double backoff;
 	bool verifying; /* verify_cb is attributing a reading: kick waits for it */
 	enum lru_reparenting lru;
-	char lru_why[160];
+	char lru_why[512];
 	struct probe *probe;
 	struct work *work;  /* NULL: kernel writes run on the loop */
 	unsigned writes;    /* in flight on the work pool */
@@ -627,6 +627,11 @@ enum lru_reparenting retire_lru_reparenting(const struct retire *r, const char *
 	return r->lru;
 }
 
+const char *retire_probe_medium(const struct retire *r)
+{
+	return probe_medium(r->probe);
+}
+
 bool retire_probe_running(const struct retire *r)
 {
 	return probe_running(r->probe);
@@ -661,7 +666,7 @@ int retire_new(struct ev_loop *loop, struct cg *cg, const struct conf *const *co
 	r->rate_timer.data = r;
 	ev_timer_init(&r->verify_timer, verify_cb, 0., 0.);
 	r->verify_timer.data = r;
-	e = probe_new(loop, cg, r, &r->probe);
+	e = probe_new(loop, cg, r, conf, &r->probe);
 	if (e < 0) {
 		free(r);
 		return e;

@@ -77,6 +77,8 @@ int retire_start(struct retire *r, const char *name, const char *key, enum retir
 int retire_probe(struct retire *r);
 enum lru_reparenting retire_lru_reparenting(const struct retire *r, const char **why);
 bool retire_probe_running(const struct retire *r);
+/* where the probe put its pages: see probe_medium() */
+const char *retire_probe_medium(const struct retire *r);
 const char *lru_reparenting_name(enum lru_reparenting v);
 
 void retire_get_stats(const struct retire *r, struct retire_stats *out);
