@@ -64,7 +64,8 @@ static const char interface_description[] =
 	"error NoSuchKey(key: string)\n"
 	"error NoSuchProcess(pid: int)\n"
 	"error PermissionDenied(reason: string)\n"
-	"error PoolFull(max_slots: int)\n"
+	"# reason: set when the kernel, not max_slots, refused a new slot\n"
+	"error PoolFull(max_slots: int, reason: ?string)\n"
 	"error NotSupported(reason: string)\n"
 	"error RetireFailed(key: string, reason: string)\n";
 
@@ -239,6 +240,21 @@ static int param_pids(json_t *params, pid_t *pids, size_t *n)
 
 /* ---- methods */
 
+/* a new slot's mkdir said ENOSPC: the kernel's memory cgroup IDs, held by
+ * dying memcgs, are used up (the pool logged it) */
+static void no_cgroup_ids(struct manager *m, struct vl_call *call)
+{
+	struct cg_dying d;
+	char reason[160];
+	int r = m->hooks.dying ? dying_cache_get(m->hooks.dying, &d, NULL) : cg_dying(pool_cg(m->pool), &d);
+	int n = snprintf(reason, sizeof(reason), "the kernel has no memory cgroup IDs left (mkdir: ENOSPC)");
+
+	if (r == 0)
+		snprintf(reason + n, sizeof(reason) - (size_t)n, "; dying memcgs: %llu", (unsigned long long)d.count);
+	reply_error(m, call, ERR("PoolFull"),
+		    json_pack("{s:i, s:s}", "max_slots", (int)(*m->conf)->pool.max_slots, "reason", reason));
+}
+
 static void attach_error(struct manager *m, struct vl_call *call, const char *key, const char *cls, int r,
 			 pid_t bad)
 {
@@ -248,6 +264,8 @@ static void attach_error(struct manager *m, struct vl_call *call, const char *ke
 	case -ENOSPC:
 		reply_error(m, call, ERR("PoolFull"), json_pack("{s:i}", "max_slots", (int)(*m->conf)->pool.max_slots));
 		return;
+	case -ENFILE:
+		return no_cgroup_ids(m, call);
 	case -ESRCH:
 		reply_error(m, call, ERR("NoSuchProcess"), json_pack("{s:i}", "pid", (int)bad));
 		return;
