@@ -140,6 +140,8 @@ struct cg_memory {
 	uint64_t oom_kill; /* memory.events oom_kill / memory.oom_control oom_kill */
 	uint64_t file;     /* page cache bytes charged (memory.stat file / cache) */
 	uint64_t anon;     /* anonymous bytes (memory.stat anon / rss) */
+	uint64_t dirty;    /* dirty page cache (memory.stat file_dirty / dirty); 0 when absent */
+	uint64_t writeback; /* under writeback (memory.stat file_writeback / writeback); 0 when absent */
 };
 /* Loop thread: on v2 memory.peak is read through the slot's own fd after a
  * reset (per-slot bookkeeping). */
@@ -149,7 +151,8 @@ int cg_slot_memory(struct cg *cg, const char *name, struct cg_memory *out);
 #define CG_MEM_PEAK (1u << 1)
 #define CG_MEM_OOM (1u << 2)
 #define CG_MEM_LRU (1u << 3) /* file and anon */
-#define CG_MEM_ALL 0xfu
+#define CG_MEM_DIRTY (1u << 4) /* dirty and writeback */
+#define CG_MEM_ALL 0x1fu
 int cg_slot_memory_some(struct cg *cg, const char *name, unsigned what, struct cg_memory *out);
 /* Reset the peak for a new run: -EOPNOTSUPP where the kernel cannot. On v2
  * the reset holds only for the file descriptor that wrote it, so the layer

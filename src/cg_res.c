@@ -247,6 +247,8 @@ static const struct mem_field mem_v2[] = {
 	MF("memory.events", "oom_kill", true, oom_kill),
 	MF("memory.stat", "file", false, file),
 	MF("memory.stat", "anon", false, anon),
+	MF("memory.stat", "file_dirty", true, dirty),
+	MF("memory.stat", "file_writeback", true, writeback),
 };
 static const struct mem_field mem_v1[] = {
 	MF("memory.usage_in_bytes", NULL, false, current),
@@ -254,6 +256,8 @@ static const struct mem_field mem_v1[] = {
 	MF("memory.oom_control", "oom_kill", true, oom_kill), /* 4.13+ */
 	MF("memory.stat", "total_cache", false, file),
 	MF("memory.stat", "total_rss", false, anon),
+	MF("memory.stat", "total_dirty", true, dirty),
+	MF("memory.stat", "total_writeback", true, writeback),
 };
 #undef MF
 _Static_assert(ARRAY_SIZE(mem_v1) == ARRAY_SIZE(mem_v2), "same counters on v1 and v2");
@@ -277,16 +281,23 @@ static int read_field(struct cg *cg, const char *name, const struct mem_field *f
 	return r;
 }
 
-/* both LRU counters from one read of memory.stat */
-static int read_lru(struct cg *cg, const char *name, const struct mem_field *f, struct cg_memory *m)
+/* the LRU counters (f[0], f[1]) and/or the dirty ones (f[2], f[3]) from
+ * one read of memory.stat */
+static int read_stat(struct cg *cg, const char *name, const struct mem_field *f, unsigned what,
+		     struct cg_memory *m)
 {
 	char path[PATH_MAX], buf[16384];
 	int r = cg_hpath(cg, cg->mem, name, f[0].file, path);
 
 	if (r == 0)
 		r = cg_read(cg, path, buf, sizeof(buf));
-	for (int i = 0; r >= 0 && i < 2; i++)
+	for (int i = 0; r >= 0 && i < 4; i++) {
+		if (!(what & (i < 2 ? CG_MEM_LRU : CG_MEM_DIRTY)))
+			continue;
 		r = cg_keyed_u64(buf, f[i].key, (uint64_t *)((char *)m + f[i].off));
+		if (r == -ENOENT && f[i].optional)
+			r = 0;
+	}
 	return r < 0 ? r : 0;
 }
 
@@ -299,8 +310,8 @@ int cg_slot_memory_some(struct cg *cg, const char *name, unsigned what, struct c
 	for (size_t i = 0; r == 0 && i < 3; i++)
 		if (what & (1u << i))
 			r = read_field(cg, name, &fields[i], (uint64_t *)((char *)&m + fields[i].off));
-	if (r == 0 && (what & CG_MEM_LRU))
-		r = read_lru(cg, name, &fields[3], &m);
+	if (r == 0 && (what & (CG_MEM_LRU | CG_MEM_DIRTY)))
+		r = read_stat(cg, name, &fields[3], what, &m);
 	if (r < 0)
 		return r;
 	*out = m;

@@ -111,7 +111,7 @@ static void human_time(json_t *v, char *buf, size_t len)
 }
 
 /* fields shown in human units */
-static const char *const size_fields[] = { "memory_current", "memory_peak", "lru_bytes" };
+static const char *const size_fields[] = { "memory_current", "memory_peak", "lru_bytes", "flushed_bytes" };
 static const char *const time_fields[] = { "started", "ended", "idle_since" };
 
 static bool in_list(const char *s, const char *const *list, size_t n)
@@ -351,6 +351,10 @@ static void print_retire(struct ctx *x, json_t *reply)
 	if (json_is_integer(json_object_get(reply, "lru_bytes"))) {
 		human_size(json_object_get(reply, "lru_bytes"), size, sizeof(size));
 		printf(", %s LRU", size);
+	}
+	if (json_integer_value(json_object_get(reply, "flushed_bytes")) > 0) {
+		human_size(json_object_get(reply, "flushed_bytes"), size, sizeof(size));
+		printf(", %s written back first", size);
 	}
 	if (x->wait && json_is_integer(elapsed))
 		printf(", %s %lld ms", strcmp(outcome, "pinned") == 0 ? "still dying after" : "verified in",

@@ -641,7 +641,8 @@ struct conf *conf_new_defaults(void)
 	c->retire.drain_timeout_ms = 30 * 1000;
 	c->retire.verify_timeout_ms = 60 * 1000;
 	c->retire.rate = 20;
-	if (!c->daemon.socket || !c->daemon.root || !c->daemon.state_dir) {
+	c->retire.probe_dir = strdup("/var/tmp");
+	if (!c->daemon.socket || !c->daemon.root || !c->daemon.state_dir || !c->retire.probe_dir) {
 		conf_free(c);
 		return NULL;
 	}
@@ -656,6 +657,7 @@ void conf_free(struct conf *c)
 	free(c->daemon.socket_group);
 	free(c->daemon.root);
 	free(c->daemon.state_dir);
+	free(c->retire.probe_dir);
 	for (size_t i = 0; i < c->nclasses; i++) {
 		free(c->classes[i].name);
 		free(c->classes[i].match);

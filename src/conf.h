@@ -94,6 +94,7 @@ struct conf {
 		uint64_t drain_timeout_ms;  /* 30s */
 		uint64_t verify_timeout_ms; /* 60s */
 		unsigned rate;              /* 20 removals/s */
+		char *probe_dir;            /* where the probe writes its page cache; default /var/tmp */
 	} retire;
 	struct conf_class *classes; /* in the order they were read */
 	size_t nclasses;

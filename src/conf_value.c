@@ -458,6 +458,7 @@ static const struct conf_key retire_keys[] = {
 	KEY("drain_timeout", p_duration, pr_duration, D(retire.drain_timeout_ms), RANGE(1, DUR_MAX)),
 	KEY("verify_timeout", p_duration, pr_duration, D(retire.verify_timeout_ms), RANGE(1, DUR_MAX)),
 	KEY("rate", p_uint, pr_uint, D(retire.rate), RANGE(1, 10000)),
+	KEY("probe_dir", p_path, pr_str, D(retire.probe_dir)),
 };
 static const struct conf_key class_keys[] = {
 	KEY("match", p_match, pr_str, offsetof(struct conf_class, match)),

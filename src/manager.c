@@ -49,7 +49,7 @@ static const char interface_description[] =
 	"# outcome: released, reparented, drained, pinned; \"retiring\" when not waited for\n"
 	"method Retire(key: string, mode: ?string, wait: ?bool) -> (key: string, outcome: string,\n"
 	"  lru_bytes: int, elapsed_ms: int, slot: string, mode: string, drained_bytes: ?int, total_ms: ?int,\n"
-	"  attributed: ?bool)\n"
+	"  attributed: ?bool, flushed_bytes: ?int)\n"
 	"# With \"more\": one reply per slot ({\"slots\": [Slot]}), each but the last\n"
 	"# with \"continues\"; an empty pool (or slots gone while streaming) ends with\n"
 	"# {\"slots\": []}. Without \"more\": all slots in one reply, or the error\n"
@@ -58,7 +58,8 @@ static const char interface_description[] =
 	"method Status(key: ?string) -> (daemon: ?object, slot: ?Slot, recent_runs: ?[]Run)\n"
 	"# refresh: run the LRU-reparenting experiment again (its verdict comes later)\n"
 	"method Probe(refresh: ?bool) -> (hierarchy: string, memory: string, kernel: string,\n"
-	"  lru_reparenting: string, lru_reparenting_evidence: string, probe_running: bool, features: object)\n"
+	"  lru_reparenting: string, lru_reparenting_evidence: string, probe_running: bool, features: object,\n"
+	"  probe_medium: ?string)\n"
 	"method Run(key: string) -> (slot: Slot)\n"
 	"method Stop(key: string) -> (slot: Slot)\n"
 	"method Restart(key: string) -> (slot: Slot)\n"
@@ -69,7 +70,8 @@ static const char interface_description[] =
 	"error NoSuchKey(key: string)\n"
 	"error NoSuchProcess(pid: int)\n"
 	"error PermissionDenied(reason: string)\n"
-	"error PoolFull(max_slots: int)\n"
+	"# reason: set when the kernel, not max_slots, refused a new slot\n"
+	"error PoolFull(max_slots: int, reason: ?string)\n"
 	"error NotSupported(reason: string)\n"
 	"error RetireFailed(key: string, reason: string)\n";
 
@@ -263,6 +265,21 @@ static int param_pids(json_t *params, pid_t *pids, size_t *n)
 
 /* ---- methods */
 
+/* a new slot's mkdir said ENOSPC: the kernel's memory cgroup IDs, held by
+ * dying memcgs, are used up (the pool logged it) */
+static void no_cgroup_ids(struct manager *m, struct vl_call *call)
+{
+	struct cg_dying d;
+	char reason[160];
+	int r = m->hooks.dying ? dying_cache_get(m->hooks.dying, &d, NULL) : cg_dying(pool_cg(m->pool), &d);
+	int n = snprintf(reason, sizeof(reason), "the kernel has no memory cgroup IDs left (mkdir: ENOSPC)");
+
+	if (r == 0)
+		snprintf(reason + n, sizeof(reason) - (size_t)n, "; dying memcgs: %llu", (unsigned long long)d.count);
+	reply_error(m, call, ERR("PoolFull"),
+		    json_pack("{s:i, s:s}", "max_slots", (int)(*m->conf)->pool.max_slots, "reason", reason));
+}
+
 static void attach_error(struct manager *m, struct vl_call *call, const char *key, const char *cls, int r,
 			 pid_t bad)
 {
@@ -272,6 +289,8 @@ static void attach_error(struct manager *m, struct vl_call *call, const char *ke
 	case -ENOSPC:
 		reply_error(m, call, ERR("PoolFull"), json_pack("{s:i}", "max_slots", (int)(*m->conf)->pool.max_slots));
 		return;
+	case -ENFILE:
+		return no_cgroup_ids(m, call);
 	case -ESRCH:
 		reply_error(m, call, ERR("NoSuchProcess"), json_pack("{s:i}", "pid", (int)bad));
 		return;
@@ -421,11 +440,12 @@ static json_t *retirements_json(struct manager *m)
 	json_t *arr = json_array();
 
 	for (size_t i = 0; i < n; i++)
-		json_array_append_new(arr, json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:I}", "slot", rr[i].name, "key",
+		json_array_append_new(arr, json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I}", "slot", rr[i].name, "key",
 						     rr[i].key, "mode", conf_retire_mode_name(rr[i].mode), "outcome",
 						     retire_outcome_name(rr[i].outcome), "lru_bytes",
 						     (json_int_t)rr[i].lru_bytes, "drained_bytes",
-						     (json_int_t)rr[i].drained_bytes, "elapsed_ms", (json_int_t)rr[i].elapsed_ms));
+						     (json_int_t)rr[i].drained_bytes, "elapsed_ms", (json_int_t)rr[i].elapsed_ms,
+						     "flushed_bytes", (json_int_t)rr[i].flushed_bytes));
 	return arr;
 }
 
@@ -523,6 +543,7 @@ static void m_probe(struct vl_call *call, json_t *params, void *ud)
 				      f->dying_subsys_stat);
 	json_object_set_new(reply, "probe_running",
 			    json_boolean(m->hooks.retire && retire_probe_running(m->hooks.retire)));
+	json_object_set_new(reply, "probe_medium", json_string(m->hooks.retire ? retire_probe_medium(m->hooks.retire) : ""));
 	vl_call_reply(call, reply);
 }
 
@@ -536,11 +557,12 @@ static void retire_reply(const struct retire_result *res, void *ud)
 		vl_call_error(call, ERR("RetireFailed"), json_pack("{s:s, s:s}", "key", res->key, "reason", reason));
 		return;
 	}
-	vl_call_reply(call, json_pack("{s:s, s:s, s:I, s:I, s:s, s:s, s:I, s:I, s:b}", "key", res->key, "outcome",
+	vl_call_reply(call, json_pack("{s:s, s:s, s:I, s:I, s:s, s:s, s:I, s:I, s:b, s:I}", "key", res->key, "outcome",
 				      retire_outcome_name(res->outcome), "lru_bytes", (json_int_t)res->lru_bytes,
 				      "elapsed_ms", (json_int_t)res->elapsed_ms, "slot", res->name, "mode",
 				      conf_retire_mode_name(res->mode), "drained_bytes", (json_int_t)res->drained_bytes,
-				      "total_ms", (json_int_t)res->total_ms, "attributed", res->attributed));
+				      "total_ms", (json_int_t)res->total_ms, "attributed", res->attributed,
+				      "flushed_bytes", (json_int_t)res->flushed_bytes));
 }
 
 static int param_mode(struct manager *m, json_t *params, enum retire_mode *mode)

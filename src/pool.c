@@ -228,6 +228,13 @@ static int grow_finish(struct pool *p, struct slot *s, int r)
 {
 	if (r == -EEXIST)
 		r = 0;
+	if (r == -ENOSPC) { /* the kernel's cgroup IDs, not our max_slots */
+		pool_nocg_refused(p, s->name);
+		free(s);
+		return -ENFILE;
+	}
+	if (r == 0)
+		pool_nocg_ok(p);
 	if (r == 0)
 		r = cg_slot_id(p->cg, s->name, &s->cgroup_id);
 	if (r == 0 && (r = pool_insert(p, s)) < 0)
@@ -296,7 +303,11 @@ void pool_fill_warm(struct pool *p)
 	unsigned warm = p->conf->pool.warm, max = p->conf->pool.max_slots;
 	struct slot *s;
 
+	if (pool_nocg_waiting(p))
+		return;
 	while (p->counts[SLOT_WARM] + p->ngrowing < warm && p->nslots + p->ngrowing < max) {
+		if (pool_nocg(p) && p->ngrowing)
+			break; /* one trial mkdir at a time */
 		if (!p->work) {
 			if (pool_grow(p, &s) < 0)
 				break;
@@ -744,6 +755,7 @@ int pool_new(struct ev_loop *loop, struct cg *cg, const struct conf *conf, struc
 	p->poll_timer.data = p;
 	ev_timer_init(&p->over_max_timer, pool_over_max_cb, 0., 0.001);
 	p->over_max_timer.data = p;
+	pool_nocg_init(p);
 	hmap_init(&p->bykey, true);
 	r = pool_load(p);
 	if (r < 0) {
@@ -775,6 +787,7 @@ void pool_free(struct pool *p)
 	ev_io_stop(p->loop, &p->watch_io);
 	ev_timer_stop(p->loop, &p->poll_timer);
 	ev_timer_stop(p->loop, &p->over_max_timer);
+	pool_nocg_fini(p);
 	/* writes still queued for slots are dropped, a running one waited for */
 	if (p->work) {
 		work_cancel(p->work, grow_done, NULL, NULL);

@@ -70,7 +70,9 @@ void pool_free(struct pool *p);
 void pool_set_conf(struct pool *p, const struct conf *conf);
 
 /* Bind key to its slot (or a warm one; class_name NULL: the first [class]
- * matching the key) and move pids into it. Errors: -ENOSPC pool full,
+ * matching the key) and move pids into it. Errors: -ENOSPC pool full
+ * (max_slots), -ENFILE the kernel has no cgroup IDs left (a new slot's mkdir
+ * said ENOSPC: dying memcgs hold them),
  * -ESRCH a pid does not exist (*bad_pid says which), -EBUSY the key's slot is
  * being retired, -ENOENT no such class; others from the kernel. When the
  * kernel refuses a pid after earlier ones were moved, those stay in the slot,

@@ -34,6 +34,9 @@ struct pool {
 	struct retire_result recent_ret[POOL_RECENT_RETIREMENTS]; /* ring */
 	unsigned nrecent_ret;
 	struct state *state;
+	ev_timer nocg_timer;  /* the kernel had no cgroup IDs: the warm refill waits */
+	double nocg_backoff;  /* 0: no such episode */
+	unsigned nocg_refused; /* mkdirs refused in this episode */
 };
 
 /* persist one slot's content after a transition (a journal record) */
@@ -73,5 +76,17 @@ void pool_slot_event(struct slot *s, enum slot_event ev);
 bool pool_slot_has_procs(struct slot *s);
 /* hand a slot in state retiring to the retirement engine (may free s) */
 void pool_act_retire(struct slot *s);
+
+/* ---- pool_nocg.c: mkdir said ENOSPC (no memory cgroup IDs left) */
+void pool_nocg_init(struct pool *p);
+void pool_nocg_fini(struct pool *p);
+/* an episode is under way */
+bool pool_nocg(const struct pool *p);
+/* the warm refill waits for its back-off */
+bool pool_nocg_waiting(const struct pool *p);
+/* slot name's mkdir said ENOSPC: logged once per episode, the refill backs off */
+void pool_nocg_refused(struct pool *p, const char *name);
+/* a mkdir worked: the episode (if any) ends */
+void pool_nocg_ok(struct pool *p);
 
 #endif

@@ -1,23 +1,28 @@
 /* probe.c - does the running kernel reparent LRU pages on cgroup removal?
  *
  * A child process enters a probe cgroup, writes PROBE_BYTES to an unlinked
- * file on a real disk and writes them back (dirty pages pin a memcg through
- * writeback structures even on reparenting kernels), then exits. The file
- * stays open here, so its page cache stays charged to the probe cgroup. The
- * cgroup is removed and verified like a retirement: freed while holding the
- * pages means the kernel reparented them; still dying after PROBE_VERIFY_MS
- * means it does not. Closing the file then drops the pages, which frees the
- * probe's memcg on either kind of kernel: nothing is left dying. */
+ * file and writes them back (dirty pages pin a memcg through writeback
+ * structures even on reparenting kernels), then exits. The file is made in
+ * conf.retire.probe_dir (a real disk); where that directory is missing,
+ * read-only or not ours to write, it is a memfd instead, whose shmem pages a
+ * reparenting kernel moves as it moves page cache. The file stays open here,
+ * so its pages stay charged to the probe cgroup. The cgroup is removed and
+ * verified like a retirement: freed while holding the pages means the kernel
+ * reparented them; still dying after PROBE_VERIFY_MS means it does not.
+ * Closing the file then drops the pages, which frees the probe's memcg on
+ * either kind of kernel: nothing is left dying. */
 #include "config.h"
 
 #include "probe.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -25,7 +30,6 @@
 #include "retire.h"
 
 #define PROBE_NAME "cgpool-lru-probe"
-#define PROBE_DIR "/var/tmp" /* a real disk: tmpfs pages cannot be reclaimed */
 #define PROBE_BYTES (4U << 20)
 #define PROBE_MIN_CHARGED (1U << 20)
 #define PROBE_VERIFY_MS 5000
@@ -34,8 +38,10 @@ struct probe {
 	struct ev_loop *loop;
 	struct cg *cg;
 	struct retire *r;
+	const struct conf *const *conf;
 	bool running;
-	int fd; /* the unlinked file holding the page cache */
+	int fd; /* the unlinked file (or memfd) holding the pages */
+	char medium[PROBE_MEDIUM_MAX]; /* "file:<dir>" or "memfd"; "" before the first probe */
 	ev_child child;
 };
 
@@ -49,20 +55,31 @@ static void probe_end(struct probe *p, enum lru_reparenting v, const char *why)
 	retire_set_lru_reparenting(p->r, v, why);
 }
 
+/* what the probe's pages were, for its evidence */
+static const char *pages_name(const struct probe *p)
+{
+	static char buf[360];
+
+	if (strcmp(p->medium, "memfd") == 0)
+		return "shmem pages (memfd)";
+	snprintf(buf, sizeof(buf), "page cache (%.320s)", p->medium);
+	return buf;
+}
+
 static void probe_done(const struct retire_result *res, void *ud)
 {
 	struct probe *p = ud;
-	char why[160];
+	char why[512];
 
 	switch (res->outcome) {
 	case OUTCOME_REPARENTED:
-		snprintf(why, sizeof(why), "a cgroup holding %llu bytes of page cache was freed %lld ms after rmdir",
-			 (unsigned long long)res->lru_bytes, (long long)res->elapsed_ms);
+		snprintf(why, sizeof(why), "a cgroup holding %llu bytes of %s was freed %lld ms after rmdir",
+			 (unsigned long long)res->lru_bytes, pages_name(p), (long long)res->elapsed_ms);
 		probe_end(p, LRU_YES, why);
 		return;
 	case OUTCOME_PINNED:
-		snprintf(why, sizeof(why), "a cgroup holding %llu bytes of page cache was still dying %lld ms after rmdir",
-			 (unsigned long long)res->lru_bytes, (long long)res->elapsed_ms);
+		snprintf(why, sizeof(why), "a cgroup holding %llu bytes of %s was still dying %lld ms after rmdir",
+			 (unsigned long long)res->lru_bytes, pages_name(p), (long long)res->elapsed_ms);
 		probe_end(p, LRU_NO, why);
 		return;
 	default:
@@ -76,7 +93,7 @@ static void child_cb(struct ev_loop *loop, ev_child *w, int revents)
 {
 	struct probe *p = w->data;
 	struct cg_memory m = { 0 };
-	char why[160];
+	char why[512];
 	int r;
 
 	ev_child_stop(loop, w);
@@ -99,18 +116,43 @@ fail:
 	probe_end(p, LRU_UNKNOWN, why);
 }
 
-static int open_tmpfile(int *out)
+static int open_tmpfile(const char *dir, int *out)
 {
-	char path[] = PROBE_DIR "/cgpool-probe.XXXXXX";
-	int fd = open(PROBE_DIR, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	char path[PATH_MAX];
+	int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 
 	if (fd < 0) {
+		if (snprintf(path, sizeof(path), "%s/cgpool-probe.XXXXXX", dir) >= (int)sizeof(path))
+			return -ENAMETOOLONG;
 		fd = mkostemp(path, O_CLOEXEC);
 		if (fd < 0)
 			return -errno;
 		unlink(path);
 	}
 	*out = fd;
+	return 0;
+}
+
+/* The file for the probe's pages: an unlinked file in probe_dir, else a
+ * memfd (shmem pages, which a reparenting kernel moves as it moves page
+ * cache). Sets p->fd and p->medium. */
+static int open_medium(struct probe *p)
+{
+	const char *dir = (*p->conf)->retire.probe_dir;
+	int r = open_tmpfile(dir, &p->fd);
+
+	if (r == 0) {
+		snprintf(p->medium, sizeof(p->medium), "file:%s", dir);
+		return 0;
+	}
+	log_notice("probe: cannot make a file in %s (%s); using memfd pages", dir, strerror(-r));
+	p->fd = memfd_create(PROBE_NAME, MFD_CLOEXEC);
+	if (p->fd < 0) {
+		r = -errno;
+		log_warn("probe: memfd_create: %s", strerror(-r));
+		return r;
+	}
+	snprintf(p->medium, sizeof(p->medium), "memfd");
 	return 0;
 }
 
@@ -169,10 +211,11 @@ int probe_start(struct probe *p)
 		r = cg_slot_remove(p->cg, PROBE_NAME) ?: cg_slot_create(p->cg, PROBE_NAME);
 	if (r < 0)
 		goto fail;
-	r = open_tmpfile(&p->fd);
+	r = open_medium(p);
 	if (r < 0) {
 		cg_slot_remove(p->cg, PROBE_NAME);
-		goto fail;
+		retire_set_lru_reparenting(p->r, LRU_UNKNOWN, "no file for the probe's pages: neither probe_dir nor a memfd");
+		return r;
 	}
 	p->running = true;
 	r = spawn_writer(p);
@@ -181,7 +224,7 @@ int probe_start(struct probe *p)
 		probe_end(p, LRU_UNKNOWN, "cannot start the probe writer");
 		return r;
 	}
-	log_info("probe: started (%u bytes of page cache in %s)", PROBE_BYTES, PROBE_DIR);
+	log_info("probe: started (%u bytes in %s)", PROBE_BYTES, p->medium);
 	return 0;
 fail:
 	log_warn("probe: cannot set up the probe cgroup: %s", strerror(-r));
@@ -194,7 +237,13 @@ bool probe_running(const struct probe *p)
 	return p && p->running;
 }
 
-int probe_new(struct ev_loop *loop, struct cg *cg, struct retire *r, struct probe **out)
+const char *probe_medium(const struct probe *p)
+{
+	return p ? p->medium : "";
+}
+
+int probe_new(struct ev_loop *loop, struct cg *cg, struct retire *r, const struct conf *const *conf,
+	      struct probe **out)
 {
 	struct probe *p = calloc(1, sizeof(*p));
 
@@ -203,6 +252,7 @@ int probe_new(struct ev_loop *loop, struct cg *cg, struct retire *r, struct prob
 	p->loop = loop;
 	p->cg = cg;
 	p->r = r;
+	p->conf = conf;
 	p->fd = -1;
 	*out = p;
 	return 0;

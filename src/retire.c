@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "probe.h"
@@ -23,8 +24,9 @@
 #define SETTLE_S 0.05             /* witness readings this far apart must agree ... */
 #define SETTLE_READS_MAX 20       /* ... before a baseline is taken, within this many */
 #define REQUEUE_S 0.01            /* the work queue was full: try the write again this much later */
+#define FLUSH_POLL_S 0.05         /* a flushing slot's dirty and writeback counters read this often */
 
-enum phase { PH_QUEUED, PH_DRAIN, PH_RMDIR, PH_VERIFY };
+enum phase { PH_QUEUED, PH_FLUSH, PH_DRAIN, PH_RMDIR, PH_VERIFY };
 
 /* A kernel write handed to the work pool. The worker reads only cg, name,
  * bytes and rmdir, and writes result times; the job is the loop's. */
@@ -53,6 +55,7 @@ struct job {
 	uint64_t parent_local;
 	uint64_t settle_last;
 	uint64_t drain_lru;    /* LRU bytes before the reclaim step in flight */
+	uint64_t dirty0;       /* dirty and writeback bytes when the flush began */
 	struct wreq *write;    /* a write in flight on a worker: in its phase still, no second one */
 	retire_done_fn done;
 	void *ud;
@@ -75,11 +78,12 @@ struct retire {
 	double backoff;
 	bool verifying; /* verify_cb is attributing a reading: kick waits for it */
 	enum lru_reparenting lru;
-	char lru_why[160];
+	char lru_why[512];
 	struct probe *probe;
 	struct work *work;  /* NULL: kernel writes run on the loop */
 	unsigned writes;    /* in flight on the work pool */
 	unsigned rmdirs;    /* of which rmdirs */
+	bool syncing;       /* a sync(2) in flight on the work pool, for every flushing slot */
 	struct retire_stats stats;
 };
 
@@ -110,6 +114,16 @@ static unsigned count_phase(const struct retire *r, enum phase ph)
 	return n;
 }
 
+/* in mode drain and not yet removed: flushing counts, it drains next */
+static unsigned count_draining(const struct retire *r)
+{
+	unsigned n = 0;
+
+	for (const struct job *j = r->jobs; j; j = j->next)
+		n += j->phase == PH_DRAIN || (j->phase == PH_FLUSH && j->res.mode == RETIRE_DRAIN);
+	return n;
+}
+
 static void job_unlink(struct retire *r, struct job *job)
 {
 	for (struct job **pp = &r->jobs; *pp; pp = &(*pp)->next) {
@@ -134,9 +148,11 @@ static void job_finish(struct job *job, enum retire_outcome o)
 		r->stats.outcomes[o]++;
 		if (o == OUTCOME_PINNED)
 			r->stats.pinned_bytes += job->res.lru_bytes;
-		log_info("retire %s (%s): %s, %llu LRU bytes at removal, %llu drained, verdict after %lld ms%s",
+		log_info("retire %s (%s): %s, %llu LRU bytes at removal, %llu written back, %llu drained, verdict after "
+			 "%lld ms%s",
 			 job->res.name, job->res.key[0] ? job->res.key : "-", retire_outcome_name(o),
-			 (unsigned long long)job->res.lru_bytes, (unsigned long long)job->res.drained_bytes,
+			 (unsigned long long)job->res.lru_bytes, (unsigned long long)job->res.flushed_bytes,
+			 (unsigned long long)job->res.drained_bytes,
 			 (long long)job->res.elapsed_ms, job->res.attributed ? "" : " (attributed by LRU size)");
 	}
 	if (job->done)
@@ -478,13 +494,75 @@ static void reclaim_result(struct job *job, int e)
 	job_later(job, 0.);
 }
 
+/* ---- flush: a memcg with dirty or writeback pages stays dying until
+ * writeback ends, even on kernels that reparent. A memcg does not say which
+ * filesystems its pages belong to, so one sync(2) on a worker serves every
+ * flushing slot, and each slot's own counters say when it is done. */
+
+static int sync_fn(void *arg)
+{
+	(void)arg;
+	sync();
+	return 0;
+}
+
+static void sync_done(int e, void *arg)
+{
+	struct retire *r = arg;
+
+	(void)e;
+	r->syncing = false; /* the flushing slots see it at their next reading */
+}
+
+static uint64_t dirty_of(struct retire *r, const char *name)
+{
+	struct cg_memory m;
+
+	return cg_slot_memory_some(r->cg, name, CG_MEM_DIRTY, &m) == 0 ? m.dirty + m.writeback : 0;
+}
+
+/* after the flush: drain (mode drain) or remove */
+static void job_proceed(struct job *job)
+{
+	if (job->res.mode == RETIRE_DRAIN) {
+		job->phase = PH_DRAIN;
+		job_later(job, 0.);
+	} else {
+		do_rmdir(job);
+	}
+}
+
+static void flush_step(struct job *job)
+{
+	struct retire *r = job->r;
+	uint64_t d = dirty_of(r, job->res.name);
+
+	job->res.flushed_bytes = d < job->dirty0 ? job->dirty0 - d : 0;
+	if (d == 0 || now_mono_us() >= job->deadline_us) {
+		if (d)
+			log_warn("retire %s (%s): drain_timeout with %llu bytes dirty or under writeback left",
+				 job->res.name, job->res.key, (unsigned long long)d);
+		job_proceed(job);
+		return;
+	}
+	/* one at a time; another once it returned, if pages are left (a full
+	 * work queue: at the next reading) */
+	if (!r->syncing && r->work)
+		r->syncing = work_submit(r->work, sync_fn, sync_done, r) == 0;
+	else if (!r->work)
+		sync(); /* no work pool (tests): here, as the other writes */
+	job_later(job, FLUSH_POLL_S);
+}
+
 static void job_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
 	struct job *job = w->data;
 
 	if (job->write)
 		return; /* its completion goes on */
-	if (job->phase == PH_DRAIN)
+	if (job->phase == PH_FLUSH)
+		flush_step(job);
+	else if (job->phase == PH_DRAIN)
 		drain_step(job);
 	else if (job->phase == PH_RMDIR)
 		do_rmdir(job);
@@ -515,12 +593,14 @@ static void job_begin(struct job *job, enum retire_mode mode)
 
 	job->res.mode = mode;
 	job->start_us = now_mono_us();
-	if (mode == RETIRE_DRAIN) {
-		job->phase = PH_DRAIN;
-		job->deadline_us = job->start_us + (int64_t)c->retire.drain_timeout_ms * 1000;
-		job_later(job, 0.);
+	/* the flush and the drain share drain_timeout */
+	job->deadline_us = job->start_us + (int64_t)c->retire.drain_timeout_ms * 1000;
+	job->dirty0 = dirty_of(job->r, job->res.name);
+	if (job->dirty0) {
+		job->phase = PH_FLUSH;
+		flush_step(job);
 	} else {
-		do_rmdir(job);
+		job_proceed(job);
 	}
 }
 
@@ -539,7 +619,7 @@ static void kick(struct retire *r)
 				continue; /* wait for the verdict */
 			mode = r->lru == LRU_YES ? RETIRE_REPARENT : RETIRE_DRAIN;
 		}
-		if (mode == RETIRE_DRAIN && count_phase(r, PH_DRAIN) >= DRAIN_PARALLEL)
+		if (mode == RETIRE_DRAIN && count_draining(r) >= DRAIN_PARALLEL)
 			continue; /* reclaim competes with the jobs for memory and CPU */
 		if (!take_token(r, &wait)) {
 			if (!ev_is_active(&r->rate_timer)) {
@@ -627,6 +707,11 @@ enum lru_reparenting retire_lru_reparenting(const struct retire *r, const char *
 	return r->lru;
 }
 
+const char *retire_probe_medium(const struct retire *r)
+{
+	return probe_medium(r->probe);
+}
+
 bool retire_probe_running(const struct retire *r)
 {
 	return probe_running(r->probe);
@@ -661,7 +746,7 @@ int retire_new(struct ev_loop *loop, struct cg *cg, const struct conf *const *co
 	r->rate_timer.data = r;
 	ev_timer_init(&r->verify_timer, verify_cb, 0., 0.);
 	r->verify_timer.data = r;
-	e = probe_new(loop, cg, r, &r->probe);
+	e = probe_new(loop, cg, r, conf, &r->probe);
 	if (e < 0) {
 		free(r);
 		return e;
@@ -672,7 +757,7 @@ int retire_new(struct ev_loop *loop, struct cg *cg, const struct conf *const *co
 
 int retire_set_work(struct retire *r, struct work *w)
 {
-	if (r->writes)
+	if (r->writes || r->syncing)
 		return -EBUSY;
 	r->work = w;
 	return 0;
@@ -688,6 +773,8 @@ void retire_free(struct retire *r)
 	probe_free(r->probe);
 	if (r->writes)
 		work_cancel(r->work, write_done, write_ours, r);
+	if (r->syncing)
+		work_cancel(r->work, sync_done, NULL, NULL);
 	while (r->jobs) {
 		struct job *j = r->jobs;
 		r->jobs = j->next;

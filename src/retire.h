@@ -1,6 +1,8 @@
 /* retire.h - removing slots the way the running kernel needs, and proving it.
  *
  * A retirement goes: queued (at most conf.retire.rate removals a second) ->
+ * flushing (the slot's dirty and writeback pages written back: sync(2) on a
+ * worker, until the slot's counters say none are left or drain_timeout) ->
  * draining (mode drain: reclaim in bounded steps until the slot holds no LRU
  * pages or drain_timeout) -> rmdir (EBUSY retried, bounded) -> verifying (the
  * dying-memcg witnesses of cg_dying() polled with backoff until the group is
@@ -38,6 +40,7 @@ struct retire_result {
 	enum retire_outcome outcome;
 	uint64_t lru_bytes;      /* LRU bytes charged when it was removed */
 	uint64_t drained_bytes;  /* reclaimed before removal */
+	uint64_t flushed_bytes;  /* dirty or under writeback at the start, written back before removal */
 	int64_t elapsed_ms;      /* from rmdir to the verdict (whole retirement: total_ms) */
 	int64_t total_ms;
 	bool attributed;         /* the counters made the verdict unambiguous */
@@ -77,6 +80,8 @@ int retire_start(struct retire *r, const char *name, const char *key, enum retir
 int retire_probe(struct retire *r);
 enum lru_reparenting retire_lru_reparenting(const struct retire *r, const char **why);
 bool retire_probe_running(const struct retire *r);
+/* where the probe put its pages: see probe_medium() */
+const char *retire_probe_medium(const struct retire *r);
 const char *lru_reparenting_name(enum lru_reparenting v);
 
 void retire_get_stats(const struct retire *r, struct retire_stats *out);

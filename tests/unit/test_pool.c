@@ -729,7 +729,8 @@ static void test_fault_mkdir(void **state)
 	cgsim_fail(e->sim, CGSIM_OP_MKDIR, hybrid(e) ? "/sys/fs/cgroup/pids/*/slot-0" : "/slot-0", -ENOSPC, 1);
 	cgsim_calls_clear(e->sim);
 	pid = spawn(e, "/");
-	assert_int_equal(pool_attach(e->pool, "web", NULL, &pid, 1, &s, &bad), -ENOSPC);
+	/* the kernel's refusal is not max_slots' */
+	assert_int_equal(pool_attach(e->pool, "web", NULL, &pid, 1, &s, &bad), -ENFILE);
 	assert_null(s);
 	assert_null(pool_find(e->pool, "web"));
 	assert_int_equal(count(e, SLOT_WARM), 0);
@@ -740,6 +741,7 @@ static void test_fault_mkdir(void **state)
 	s = attach1(e, "web", pid);
 	assert_string_equal(s->name, "slot-0");
 	assert_int_equal(s->runs, 1);
+	pump(e, 1.1); /* the refill's back-off ends */
 
 	/* a warm slot that cannot be made is not the request's failure */
 	e->conf->pool.warm = 1;
@@ -747,6 +749,57 @@ static void test_fault_mkdir(void **state)
 	s = attach1(e, "db", spawn(e, "/"));
 	assert_string_equal(s->name, "slot-1");
 	assert_int_equal(count(e, SLOT_WARM), 0);
+}
+
+static unsigned occurrences(const char *text, const char *what)
+{
+	unsigned n = 0;
+
+	for (const char *p = text; (p = strstr(p, what)) != NULL; p += strlen(what))
+		n++;
+	return n;
+}
+
+/* mkdir ENOSPC: the kernel has no memory cgroup IDs left. New keys are
+ * refused with that cause (not max_slots), it is logged once, the warm
+ * refill backs off, and the keys that have a slot go on being served. */
+static void test_no_cgroup_ids(void **state)
+{
+	struct env *e = *state;
+	struct capture cap;
+	struct slot *s = NULL;
+	pid_t pid, bad = 0;
+	unsigned mkdirs;
+
+	e->conf->pool.warm = 1;
+	env_start(e);
+	capture_begin(&cap);
+	cgsim_fail(e->sim, CGSIM_OP_MKDIR, "*/slot-*", -ENOSPC, CGSIM_FOREVER);
+	s = attach1(e, "a", spawn(e, "/")); /* the warm slot; its refill is refused */
+	assert_string_equal(s->name, "slot-0");
+	for (int i = 0; i < 3; i++) {
+		pid = spawn(e, "/");
+		s = NULL;
+		assert_int_equal(pool_attach(e->pool, "b", NULL, &pid, 1, &s, &bad), -ENFILE);
+		assert_null(s);
+		assert_null(pool_find(e->pool, "b"));
+	}
+	/* the refill waits for its back-off: no mkdir of its own meanwhile */
+	mkdirs = cgsim_calls(e->sim, CGSIM_OP_MKDIR, "*/slot-*");
+	pump(e, 0.5);
+	assert_int_equal(cgsim_calls(e->sim, CGSIM_OP_MKDIR, "*/slot-*"), mkdirs);
+	/* a key with a slot is served */
+	s = attach1(e, "a", spawn(e, "/"));
+	assert_string_equal(s->name, "slot-0");
+	assert_int_equal(pool_release(e->pool, "a", &s), 0);
+	/* IDs come back: the refill's next trial makes the warm slot */
+	cgsim_fail_clear(e->sim);
+	pump(e, 1.2);
+	capture_end(&cap);
+	assert_int_equal(count(e, SLOT_WARM), 1);
+	assert_int_equal(occurrences(cap.text, "no memory cgroup IDs left (mkdir: ENOSPC); dying memcgs: "), 1);
+	s = attach1(e, "b", spawn(e, "/"));
+	assert_string_equal(s->name, "slot-1");
 }
 
 static void test_fault_reclaim(void **state)
@@ -1050,6 +1103,7 @@ int main(void)
 		{ "test_polling v1", test_polling, setup, teardown, (void *)&p_v1_poll },
 		{ "test_bind_and_restart v1", test_bind_and_restart, setup, teardown, (void *)&p_v1_poll },
 		BOTH(test_fault_mkdir),
+		BOTH(test_no_cgroup_ids),
 		BOTH(test_fault_reclaim),
 		BOTH(test_fault_events_read),
 		BOTH(test_fault_events_at_start),

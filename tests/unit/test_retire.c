@@ -678,6 +678,50 @@ static void test_baseline_settles(void **state)
 	expect_res("slot-1", &res, &(struct expect){ OUTCOME_PINNED, 4 * MiB, 0, true });
 }
 
+struct later_writeback {
+	ev_timer t;
+	struct env *e;
+	const char *path;
+	uint64_t bytes;
+};
+
+static void writeback_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct later_writeback *lw = (struct later_writeback *)w;
+
+	lw->bytes = cgsim_writeback(lw->e->sim, lw->path);
+}
+
+/* Dirty pages are written back before rmdir: the retirement waits in its
+ * flush until the slot's dirty counters are 0 (here the sim's writeback
+ * ends 200 ms in), reports them as flushed_bytes, and the slot comes back
+ * reparented (a reparenting kernel, mode reparent) or drained (mode drain),
+ * not pinned. */
+static void test_flush_dirty(void **state)
+{
+	struct env *e = *state;
+	enum retire_mode mode = e->prm->kernel == CGSIM_REPARENT ? RETIRE_REPARENT : RETIRE_DRAIN;
+	struct later_writeback lw = { .e = e };
+	struct retire_result res;
+	char path[PATH_MAX + 64];
+
+	env_open_prm(e);
+	make_slot(e, "slot-1", 0, 0);
+	snprintf(path, sizeof(path), "%s", cgpath(e, "slot-1"));
+	assert_int_equal(cgsim_charge_dirty(e->sim, path, 4 * MiB), 0);
+	lw.path = path;
+	ev_timer_init(&lw.t, writeback_cb, 0.2, 0.);
+	ev_timer_start(e->loop, &lw.t);
+	res = retire1(e, "slot-1", mode);
+	assert_int_equal(lw.bytes, 4 * MiB);
+	assert_int_equal(res.flushed_bytes, 4 * MiB);
+	assert_true(res.total_ms >= 190);
+	if (mode == RETIRE_REPARENT)
+		expect_res("flushed", &res, &(struct expect){ OUTCOME_REPARENTED, 4 * MiB, 0, true });
+	else
+		expect_res("flushed", &res, &(struct expect){ OUTCOME_DRAINED, 0, 4 * MiB, true });
+}
+
 /* A verdict's callback starts the next retirement while the others of that
  * reading are still being attributed: the new one must not be taken for one
  * the reading saw freed. slot-a (empty) and slot-b (8M clean cache) go
@@ -693,6 +737,7 @@ static void test_start_from_verdict(void **state)
 	make_slot(e, "slot-b", 8 * MiB, 0);
 	make_slot(e, "slot-c", 0, 0);
 	assert_int_equal(cgsim_charge_dirty(e->sim, cgpath(e, "slot-c"), 4 * MiB), 0);
+	e->conf->retire.drain_timeout_ms = 100; /* the flush gives up: nothing writes the sim's pages back */
 	d[0].next = "slot-c";
 	d[0].next_done = &d[2];
 	d[2].e = e;
@@ -1001,6 +1046,7 @@ int main(void)
 		T(test_lag, lag4), T(test_lag, subsys_late), T(test_lag, debian61),
 		T(test_baseline_settles, v2_pin), T(test_start_from_verdict, v2_rep),
 		T(test_rate, v2_rep),
+		T(test_flush_dirty, v2_rep), T(test_flush_dirty, v2_pin), T(test_flush_dirty, hy_pin),
 		T(test_probe, v2_rep), T(test_probe, hy_rep), T(test_probe, v2_pin),
 		T(test_probe_uncharged, v2_rep),
 		T(test_slow_rmdir_loop_runs, v2_pin), T(test_slow_rmdir_loop_runs, hy_rep),
