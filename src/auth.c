@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fnmatch.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -52,6 +53,16 @@ bool auth_key_in_namespace(const char *pattern, uid_t uid, const char *name, con
 		}
 	}
 	return ok && fnmatch(glob, key, 0) == 0;
+}
+
+bool auth_key_of_uid(const char *pattern, uid_t uid, const char *key)
+{
+	struct passwd pw, *res = NULL;
+	char buf[4096];
+
+	if (pattern && strstr(pattern, "%n") && getpwuid_r(uid, &pw, buf, sizeof(buf), &res) != 0)
+		res = NULL;
+	return auth_key_in_namespace(pattern, uid, res ? res->pw_name : NULL, key);
 }
 
 unsigned auth_slots_per_user(unsigned max_slots, unsigned configured)

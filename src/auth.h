@@ -16,6 +16,10 @@
  * An empty pattern matches nothing. */
 bool auth_key_in_namespace(const char *pattern, uid_t uid, const char *name, const char *key);
 
+/* auth_key_in_namespace() with uid's name from the passwd database, looked
+ * up only when the pattern has %n */
+bool auth_key_of_uid(const char *pattern, uid_t uid, const char *key);
+
 /* max_slots_per_user in effect: configured, or with CONF_AUTO max_slots/32,
  * at least 1 */
 unsigned auth_slots_per_user(unsigned max_slots, unsigned configured);
