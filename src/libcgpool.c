@@ -41,6 +41,7 @@ struct err_text {
 static const struct err_text err_texts[] = {
 	{ "io.cgpool.Manager.NoSuchKey", "no such key: {key}", "no such key" },
 	{ "io.cgpool.Manager.InvalidKey", "invalid key \"{key}\": {reason}", "invalid key" },
+	{ "io.cgpool.Manager.PoolFull", "pool is full (max_slots {max_slots}, limit {reason})", "pool is full" },
 	{ "io.cgpool.Manager.PoolFull", "pool is full (max_slots {max_slots})", "pool is full" },
 	{ "io.cgpool.Manager.NoSuchProcess", "no such process: {pid}", "no such process" },
 	{ "io.cgpool.Manager.PermissionDenied", "permission denied: {reason}", "permission denied" },
@@ -102,10 +103,16 @@ static char *error_message(const char *name, json_t *params, const char *params_
 
 	if (!out)
 		return NULL;
-	for (size_t i = 0; i < sizeof(err_texts) / sizeof(err_texts[0]); i++)
-		if (strcmp(err_texts[i].name, name) == 0)
-			t = &err_texts[i];
-	if (!t || !t->tmpl || !expand(t->tmpl, params, out, MAX_MESSAGE_TEXT)) {
+	bool done = false;
+
+	/* the first template of the name whose parameters are all there */
+	for (size_t i = 0; !done && i < sizeof(err_texts) / sizeof(err_texts[0]); i++) {
+		if (strcmp(err_texts[i].name, name) != 0)
+			continue;
+		t = &err_texts[i];
+		done = t->tmpl && expand(t->tmpl, params, out, MAX_MESSAGE_TEXT);
+	}
+	if (!done) {
 		if (t)
 			snprintf(out, MAX_MESSAGE_TEXT, "%s", t->bare);
 		else if (json_object_size(params) > 0)
