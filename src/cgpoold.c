@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
@@ -109,6 +110,40 @@ static int load_config(struct daemon *d, struct conf **out, struct conf_errors *
 	return 0;
 }
 
+/* the [daemon] keys that say who may connect, for the control server */
+static void apply_limits(struct daemon *d)
+{
+	const struct conf *c = d->conf;
+	struct vl_limits l = { c->daemon.socket_gid, c->daemon.max_connections, c->daemon.max_connections_per_user,
+			       c->daemon.connection_idle_timeout_ms / 1000. };
+
+	if (d->server)
+		vl_server_set_limits(d->server, &l);
+}
+
+/* What survives a restart decides which process goes where: root's alone.
+ * Refused when it is not owned by root or others may write to it. */
+static int check_state_dir(const char *dir)
+{
+	struct stat st;
+
+	if (geteuid() != 0)
+		return 0; /* a test run as a user: its own directory */
+	if (lstat(dir, &st) < 0)
+		return errno == ENOENT ? 0 : -errno; /* made by the state module, 0700 */
+	if (!S_ISDIR(st.st_mode)) {
+		log_err("state_dir %s: not a directory", dir);
+		return -ENOTDIR;
+	}
+	if (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+		log_err("state_dir %s: owned by uid %u with mode %04o; it must be owned by root and not writable by "
+			"group or others (chown root %s; chmod go-w %s)", dir, (unsigned)st.st_uid,
+			(unsigned)(st.st_mode & 07777), dir, dir);
+		return -EPERM;
+	}
+	return 0;
+}
+
 static bool str_differs(const char *a, const char *b)
 {
 	return strcmp(a ? a : "", b ? b : "") != 0;
@@ -142,6 +177,7 @@ static int reload(void *ud, json_t *errors)
 		log_set_level(c->daemon.log_level);
 		pool_set_conf(d->pool, c);
 		jobs_reload(d->jobs);
+		apply_limits(d);
 		conf_free(old);
 		log_notice("configuration reloaded");
 	} else {
@@ -204,10 +240,8 @@ static void on_watchdog(struct ev_loop *loop, ev_timer *w, int revents)
 /* The control socket: from systemd (socket activation) or bound here. */
 static int open_socket(struct daemon *d, int *fd)
 {
-	const char *group = d->conf->daemon.socket_group;
-	gid_t gid = (gid_t)-1;
-	mode_t mode = 0666; /* anyone may move itself; SO_PEERCRED decides the rest */
-	struct group *gr;
+	gid_t gid = d->conf->daemon.socket_gid;
+	mode_t mode = gid == (gid_t)-1 ? 0666 : 0660; /* anyone may move itself; the credentials decide the rest */
 	int n = sd_listen_fds(1);
 
 	if (n > 1) {
@@ -218,15 +252,6 @@ static int open_socket(struct daemon *d, int *fd)
 		*fd = SD_LISTEN_FDS_START;
 		log_info("control socket from the service manager (fd %d)", *fd);
 		return 0;
-	}
-	if (group && *group) {
-		gr = getgrnam(group);
-		if (!gr) {
-			log_err("socket_group %s: no such group", group);
-			return -ENOENT;
-		}
-		gid = gr->gr_gid;
-		mode = 0660;
 	}
 	return vl_listen(d->conf->daemon.socket, mode, gid, fd);
 }
@@ -286,7 +311,7 @@ static void start_pressure(struct daemon *d)
  * when even the hard limit is short of max_slots. */
 static void raise_nofile(const struct conf *c)
 {
-	rlim_t want = (rlim_t)c->pool.max_slots + VL_MAX_CLIENTS + 256;
+	rlim_t want = (rlim_t)c->pool.max_slots + 2 * (rlim_t)c->daemon.max_connections + 256; /* socket, pidfd */
 	struct rlimit rl;
 
 	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= want)
@@ -310,6 +335,8 @@ static int start(struct daemon *d)
 	int fd = -1, r;
 
 	raise_nofile(d->conf);
+	if (check_state_dir(d->conf->daemon.state_dir) < 0)
+		return EXIT_CONFIG;
 	r = cg_open(d->conf->daemon.root, d->conf->daemon.controllers, &d->cg, err, sizeof(err));
 	if (r < 0) {
 		log_err("cgroup filesystem unusable: %s", err[0] ? err : strerror(-r));
@@ -374,6 +401,7 @@ static int start(struct daemon *d)
 			close(fd);
 		return 1;
 	}
+	apply_limits(d);
 	start_signals(d);
 	notify_ready(d);
 	return 0;

@@ -24,6 +24,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fnmatch.h>
+#include <grp.h>
 #include <ini.h>
 #include <limits.h>
 #include <signal.h>
@@ -601,6 +602,7 @@ static void check_all(struct ld *ld)
 	const struct conf_res *res;
 	size_t *nres;
 	unsigned ctrl;
+	struct group *gr;
 
 	if (c->pool.warm > c->pool.max_slots && ld->warm.seq > ld->slots.seq)
 		ld_err_at(ld, ld->warm.file, ld->warm.line, "warm: %u is more than max_slots (%u)", c->pool.warm,
@@ -608,6 +610,11 @@ static void check_all(struct ld *ld)
 	else if (c->pool.warm > c->pool.max_slots)
 		ld_err_at(ld, ld->slots.file, ld->slots.line, "max_slots: %u is less than warm (%u)",
 			  c->pool.max_slots, c->pool.warm);
+	if (c->daemon.socket_group && (gr = getgrnam(c->daemon.socket_group)))
+		c->daemon.socket_gid = gr->gr_gid; /* once per load, not per request */
+	else if (c->daemon.socket_group)
+		ld_err_at(ld, ld->c->files && c->nfiles ? c->files[0] : "config", 0, "socket_group: no such group \"%s\"",
+			  c->daemon.socket_group);
 	for (size_t i = 0; i < c->nclasses + c->njobs; i++) {
 		res = res_of(c, i, &nres);
 		for (size_t k = 0; k < *nres; k++) {
@@ -633,6 +640,12 @@ struct conf *conf_new_defaults(void)
 	c->daemon.state_dir = strdup(RUNSTATEDIR "/cgpool");
 	c->daemon.controllers = CONF_CTRL_MEMORY | CONF_CTRL_PIDS;
 	c->daemon.log_level = LOG_INFO;
+	c->daemon.socket_gid = (gid_t)-1;
+	c->daemon.user_keys = strdup("user.%u.*");
+	c->daemon.max_connections = 128;
+	c->daemon.max_connections_per_user = 16;
+	c->daemon.connection_idle_timeout_ms = 60 * 1000;
+	c->pool.max_slots_per_user = CONF_AUTO;
 	c->pool.warm = 2;
 	c->pool.max_slots = 1024;
 	c->pool.idle_timeout_ms = 10 * 60 * 1000;
@@ -642,7 +655,8 @@ struct conf *conf_new_defaults(void)
 	c->retire.verify_timeout_ms = 60 * 1000;
 	c->retire.rate = 20;
 	c->retire.probe_dir = strdup("/var/tmp");
-	if (!c->daemon.socket || !c->daemon.root || !c->daemon.state_dir || !c->retire.probe_dir) {
+	if (!c->daemon.socket || !c->daemon.root || !c->daemon.state_dir || !c->retire.probe_dir ||
+	    !c->daemon.user_keys) {
 		conf_free(c);
 		return NULL;
 	}
@@ -658,6 +672,7 @@ void conf_free(struct conf *c)
 	free(c->daemon.root);
 	free(c->daemon.state_dir);
 	free(c->retire.probe_dir);
+	free(c->daemon.user_keys);
 	for (size_t i = 0; i < c->nclasses; i++) {
 		free(c->classes[i].name);
 		free(c->classes[i].match);

@@ -6,11 +6,13 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #define CONF_DEFAULT_PATH SYSCONFDIR "/cgpool/cgpool.conf"
 #define CONF_MAX_RES 16        /* resource settings per [class] or [job] */
 #define CONF_MAX_SECTIONS 4096 /* [class] + [job] sections, all files together */
 #define CONF_MAX_FILES 256     /* conf.d drop-ins */
+#define CONF_AUTO UINT32_MAX     /* a number derived from others (max_slots_per_user = auto) */
 
 /* controllers a slot may have enabled (bit mask) */
 enum conf_ctrl {
@@ -36,6 +38,7 @@ struct conf_res {
 struct conf_class {
 	char *name;
 	char *match; /* fnmatch(3) glob on the key; "" (not set) matches nothing */
+	bool unprivileged; /* callers other than root and socket_group may pick it; default no */
 	struct conf_res res[CONF_MAX_RES];
 	size_t nres;
 	const char *file;
@@ -82,10 +85,16 @@ struct conf {
 		unsigned controllers; /* enum conf_ctrl bits; memory is always set */
 		int log_level;      /* syslog level */
 		char *state_dir;    /* default RUNSTATEDIR "/cgpool" */
+		gid_t socket_gid;   /* socket_group resolved at load; (gid_t)-1 when not set */
+		char *user_keys;    /* keys of unprivileged callers: glob with %u, %n; default "user.%u.*" */
+		unsigned max_connections;          /* default 128 */
+		unsigned max_connections_per_user; /* unprivileged uids; default 16 */
+		uint64_t connection_idle_timeout_ms; /* default 60s; 0: never */
 	} daemon;
 	struct {
 		unsigned warm;       /* default 2 */
 		unsigned max_slots;  /* default 1024 */
+		unsigned max_slots_per_user; /* per unprivileged uid; CONF_AUTO (default): max_slots/32, at least 1 */
 		uint64_t idle_timeout_ms; /* default 10m */
 		bool recycle;        /* default yes */
 	} pool;

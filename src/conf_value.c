@@ -140,6 +140,17 @@ static int p_match(const struct conf_key *k, const char *v, void *field, char *e
 	return set_str(field, v);
 }
 
+/* a glob for keys with %u (uid) and %n (user name): no '/', no other % */
+static int p_user_keys(const struct conf_key *k, const char *v, void *field, char *err, size_t len)
+{
+	if (strchr(v, '/'))
+		return fail(err, len, "%s: pattern \"%s\" can never match, keys do not contain '/'", k->name, v);
+	for (const char *p = strchr(v, '%'); p; p = strchr(p + 2, '%'))
+		if (p[1] != 'u' && p[1] != 'n' && p[1] != '%')
+			return bad(err, len, k->name, "pattern", v, "%%u is the uid, %%n the user name, %%%% a %%");
+	return set_str(field, v);
+}
+
 static int p_path(const struct conf_key *k, const char *v, void *field, char *err, size_t len)
 {
 	if (v[0] != '/' || strlen(v) >= PATH_MAX)
@@ -219,6 +230,22 @@ static int p_uint(const struct conf_key *k, const char *v, void *field, char *er
 	return 0;
 }
 
+/* a number, or auto (CONF_AUTO) */
+static int p_uint_auto(const struct conf_key *k, const char *v, void *field, char *err, size_t len)
+{
+	uint64_t n;
+
+	if (strcmp(v, "auto") == 0) {
+		*(unsigned *)field = CONF_AUTO;
+		return 0;
+	}
+	if (parse_uint(v, k->min, k->max, &n) < 0)
+		return bad(err, len, k->name, "number", v, "use auto or a number from %llu to %llu",
+			   (unsigned long long)k->min, (unsigned long long)k->max);
+	*(unsigned *)field = (unsigned)n;
+	return 0;
+}
+
 static int p_duration(const struct conf_key *k, const char *v, void *field, char *err, size_t len)
 {
 	char lo[24], hi[24];
@@ -280,6 +307,14 @@ static void pr_ctrls(FILE *f, const struct conf_key *k, const void *field)
 static void pr_uint(FILE *f, const struct conf_key *k, const void *field)
 {
 	fprintf(f, "%s = %u\n", k->name, *(const unsigned *)field);
+}
+
+static void pr_uint_auto(FILE *f, const struct conf_key *k, const void *field)
+{
+	if (*(const unsigned *)field == CONF_AUTO)
+		fprintf(f, "%s = auto\n", k->name);
+	else
+		pr_uint(f, k, field);
 }
 
 static void pr_duration(FILE *f, const struct conf_key *k, const void *field)
@@ -446,10 +481,16 @@ static const struct conf_key daemon_keys[] = {
 	KEY("controllers", p_ctrls, pr_ctrls, D(daemon.controllers)),
 	KEY("log_level", p_enum, pr_enum, D(daemon.log_level), ENUM(level_names, "level")),
 	KEY("state_dir", p_path, pr_str, D(daemon.state_dir)),
+	KEY("user_keys", p_user_keys, pr_str, D(daemon.user_keys), .flags = CONF_KEY_EMPTY_OK | CONF_KEY_PRINT_EMPTY),
+	KEY("max_connections", p_uint, pr_uint, D(daemon.max_connections), RANGE(1, 4096)),
+	KEY("max_connections_per_user", p_uint, pr_uint, D(daemon.max_connections_per_user), RANGE(1, 4096)),
+	KEY("connection_idle_timeout", p_duration, pr_duration, D(daemon.connection_idle_timeout_ms),
+	    RANGE(0, DUR_MAX)),
 };
 static const struct conf_key pool_keys[] = {
 	KEY("warm", p_uint, pr_uint, D(pool.warm), RANGE(0, 65535), .flags = CONF_KEY_WARM),
 	KEY("max_slots", p_uint, pr_uint, D(pool.max_slots), RANGE(1, 65535), .flags = CONF_KEY_SLOTS),
+	KEY("max_slots_per_user", p_uint_auto, pr_uint_auto, D(pool.max_slots_per_user), RANGE(0, 65535)),
 	KEY("idle_timeout", p_duration, pr_duration, D(pool.idle_timeout_ms), RANGE(0, DUR_MAX)),
 	KEY("recycle", p_bool, pr_bool, D(pool.recycle)),
 };
@@ -462,6 +503,7 @@ static const struct conf_key retire_keys[] = {
 };
 static const struct conf_key class_keys[] = {
 	KEY("match", p_match, pr_str, offsetof(struct conf_class, match)),
+	KEY("unprivileged", p_bool, pr_bool, offsetof(struct conf_class, unprivileged)),
 };
 static const struct conf_key job_keys[] = {
 	KEY("exec", conf_p_exec, pr_str, J(exec)),

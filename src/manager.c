@@ -6,12 +6,14 @@
 #include <errno.h>
 #include <grp.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "auth.h"
 #include "cg.h"
 #include "dying.h"
 #include "job.h"
@@ -41,7 +43,7 @@ static const char interface_description[] =
 	"\n"
 	"# job_state, main_pid, restarts, next_restart: supervised keys ([job] exec =)\n"
 	"type Slot (key: ?string, state: string, name: string, path: string, cgroup_id: int,\n"
-	"  runs: int, class: ?string, memory_current: ?int, nprocs: int, idle_since: ?int,\n"
+	"  runs: int, class: ?string, memory_current: ?int, nprocs: int, idle_since: ?int, owner_uid: ?int,\n"
 	"  job_state: ?string, main_pid: ?int, restarts: ?int, next_restart: ?int)\n"
 	"\n"
 	"method Attach(key: string, pids: []int, class: ?string) -> (slot: Slot)\n"
@@ -70,8 +72,11 @@ static const char interface_description[] =
 	"error NoSuchKey(key: string)\n"
 	"error NoSuchProcess(pid: int)\n"
 	"error PermissionDenied(reason: string)\n"
-	"# reason: set when the kernel, not max_slots, refused a new slot\n"
-	"error PoolFull(max_slots: int, reason: ?string)\n"
+	"# limit: which one was reached: max_slots, max_slots_per_user (the caller's\n"
+	"# share), reserved (the last slots, kept for root and socket_group) or\n"
+	"# memcg_ids (the kernel's memory cgroup IDs, held by dying memcgs); reason:\n"
+	"# the same in words\n"
+	"error PoolFull(max_slots: int, limit: string, reason: string)\n"
 	"error NotSupported(reason: string)\n"
 	"error RetireFailed(key: string, reason: string)\n";
 
@@ -125,6 +130,7 @@ json_t *manager_slot_json(struct pool *pool, const struct slot *s)
 	json_object_set_new(j, "memory_current",
 			    cg_slot_memory_some(cg, s->name, CG_MEM_CURRENT, &mem) == 0 ? json_integer((json_int_t)mem.current)
 								   : json_null());
+	json_object_set_new(j, "owner_uid", s->key[0] ? json_integer((json_int_t)s->owner_uid) : json_null());
 	json_object_set_new(j, "idle_since",
 			    s->state == SLOT_IDLE ? json_integer(s->idle_since_us) : json_null());
 	return j;
@@ -168,45 +174,15 @@ static void reply_slot(struct manager *m, struct vl_call *call, const struct slo
 
 /* ---- who may do what */
 
-static bool in_group(pid_t pid, gid_t gid)
+/* root and members of socket_group may do everything (judged at accept) */
+static bool privileged(struct manager *m, struct vl_call *call)
 {
-	char path[64], buf[4096], *line;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	if (file_read(path, buf, sizeof(buf)) < 0)
-		return false;
-	line = strstr(buf, "\nGroups:");
-	if (!line)
-		return false;
-	line += strlen("\nGroups:");
-	while (*line && *line != '\n') {
-		char *end;
-		unsigned long g = strtoul(line, &end, 10);
-		if (end == line)
-			break;
-		if ((gid_t)g == gid)
-			return true;
-		line = end;
-	}
-	return false;
-}
-
-/* root and members of socket_group may do everything */
-static bool privileged(struct manager *m, const struct ucred *cred)
-{
-	const char *group = (*m->conf)->daemon.socket_group;
-	struct group *gr;
-
-	if (cred->uid == 0)
-		return true;
-	if (!group || !*group || !(gr = getgrnam(group)))
-		return false;
-	return cred->gid == gr->gr_gid || in_group(cred->pid, gr->gr_gid);
+	return vl_call_privileged(call);
 }
 
 static bool require_privileged(struct manager *m, struct vl_call *call)
 {
-	if (privileged(m, vl_call_peer(call)))
+	if (privileged(m, call))
 		return true;
 	permission_denied(m, call, "only root and members of socket_group may do this");
 	return false;
@@ -265,6 +241,12 @@ static int param_pids(json_t *params, pid_t *pids, size_t *n)
 
 /* ---- methods */
 
+static void pool_full(struct manager *m, struct vl_call *call, const char *limit, const char *reason)
+{
+	reply_error(m, call, ERR("PoolFull"), json_pack("{s:i, s:s, s:s}", "max_slots", (int)(*m->conf)->pool.max_slots,
+							"limit", limit, "reason", reason));
+}
+
 /* a new slot's mkdir said ENOSPC: the kernel's memory cgroup IDs, held by
  * dying memcgs, are used up (the pool logged it) */
 static void no_cgroup_ids(struct manager *m, struct vl_call *call)
@@ -276,8 +258,7 @@ static void no_cgroup_ids(struct manager *m, struct vl_call *call)
 
 	if (r == 0)
 		snprintf(reason + n, sizeof(reason) - (size_t)n, "; dying memcgs: %llu", (unsigned long long)d.count);
-	reply_error(m, call, ERR("PoolFull"),
-		    json_pack("{s:i, s:s}", "max_slots", (int)(*m->conf)->pool.max_slots, "reason", reason));
+	pool_full(m, call, "memcg_ids", reason);
 }
 
 static void attach_error(struct manager *m, struct vl_call *call, const char *key, const char *cls, int r,
@@ -287,8 +268,8 @@ static void attach_error(struct manager *m, struct vl_call *call, const char *ke
 
 	switch (r) {
 	case -ENOSPC:
-		reply_error(m, call, ERR("PoolFull"), json_pack("{s:i}", "max_slots", (int)(*m->conf)->pool.max_slots));
-		return;
+		snprintf(reason, sizeof(reason), "all %u slots (max_slots) are in use", (*m->conf)->pool.max_slots);
+		return pool_full(m, call, "max_slots", reason);
 	case -ENFILE:
 		return no_cgroup_ids(m, call);
 	case -ESRCH:
@@ -307,10 +288,78 @@ static void attach_error(struct manager *m, struct vl_call *call, const char *ke
 	}
 }
 
+__attribute__((format(printf, 3, 4))) static void refuse_unprivileged(struct manager *m, struct vl_call *call,
+									  const char *fmt, ...)
+{
+	va_list ap;
+	const struct ucred *peer = vl_call_peer(call);
+	char reason[400];
+
+	va_start(ap, fmt);
+	vsnprintf(reason, sizeof(reason), fmt, ap);
+	va_end(ap);
+	log_info("attach refused to uid %u pid %d: %s", (unsigned)peer->uid, (int)peer->pid, reason);
+	permission_denied(m, call, reason);
+}
+
+/* An unprivileged caller's key: in its namespace (user_keys), unbound or
+ * bound by it, within its share of the pool; its class marked unprivileged.
+ * false when the call was answered. */
+static bool unprivileged_attach_ok(struct manager *m, struct vl_call *call, const char *key, const char *cls)
+{
+	const struct conf *c = *m->conf;
+	const struct ucred *peer = vl_call_peer(call);
+	const struct conf_class *cl = cls ? conf_class_by_name(c, cls) : NULL;
+	struct slot *s = pool_find(m->pool, key);
+	const char *why;
+	unsigned mine, used;
+
+	if (!auth_key_of_uid(c->daemon.user_keys, peer->uid, key)) {
+		refuse_unprivileged(m, call, "key %s is not in your namespace (user_keys)", key);
+		return false;
+	}
+	if (s && s->owner_uid != peer->uid) {
+		refuse_unprivileged(m, call, "key %s is bound by another user", key);
+		return false;
+	}
+	if (cl && !cl->unprivileged) {
+		refuse_unprivileged(m, call, "class %s is not marked unprivileged = yes", cls);
+		return false;
+	}
+	if (s)
+		return true;
+	pool_usage(m->pool, peer->uid, &mine, &used);
+	if (auth_bind_check(c->pool.max_slots, c->pool.max_slots_per_user, mine, used, &why) < 0) {
+		char reason[160];
+		if (strcmp(why, "reserved") == 0)
+			snprintf(reason, sizeof(reason), "the last %u slots are reserved for root and socket_group",
+				 auth_slots_reserved(c->pool.max_slots));
+		else
+			snprintf(reason, sizeof(reason), "%u of your slots are bound (max_slots_per_user)", mine);
+		pool_full(m, call, why, reason);
+		return false;
+	}
+	return true;
+}
+
+/* The caller moves itself: the process that connected, still alive. */
+static bool peer_still_there(struct manager *m, struct vl_call *call, const char *key, const char *when)
+{
+	const struct ucred *peer = vl_call_peer(call);
+
+	if (vl_call_peer_alive(call))
+		return true;
+	log_warn("attach %s: the process that connected (pid %d, uid %u) has exited %s the move; refused", key,
+		 (int)peer->pid, (unsigned)peer->uid, when);
+	reply_error(m, call, ERR("NoSuchProcess"), json_pack("{s:i}", "pid", (int)peer->pid));
+	return false;
+}
+
 static void m_attach(struct vl_call *call, json_t *params, void *ud)
 {
 	struct manager *m = ud;
 	const struct ucred *peer = vl_call_peer(call);
+	bool priv = privileged(m, call);
 	pid_t pids[MAX_PIDS], bad = 0;
 	json_t *cls = json_object_get(params, "class");
 	const char *key, *class_name = NULL;
@@ -327,11 +376,15 @@ static void m_attach(struct vl_call *call, json_t *params, void *ud)
 			return invalid_parameter(m, call, "class");
 		class_name = json_string_value(cls);
 	}
-	if (!privileged(m, peer) && !(n == 1 && pids[0] == peer->pid))
+	if (!priv && !(n == 1 && pids[0] == peer->pid))
 		return permission_denied(m, call, "only root and members of socket_group may move other processes");
-	r = pool_attach(m->pool, key, class_name, pids, n, &s, &bad);
+	if (!priv && (!unprivileged_attach_ok(m, call, key, class_name) || !peer_still_there(m, call, key, "before")))
+		return;
+	r = pool_attach_owned(m->pool, key, class_name, priv ? 0 : peer->uid, pids, n, &s, &bad);
 	if (r < 0)
 		return attach_error(m, call, key, class_name, r, bad);
+	if (!priv && !peer_still_there(m, call, key, "during"))
+		return;
 	m->attaches++;
 	reply_slot(m, call, s);
 }

@@ -455,6 +455,7 @@ static void act_scrub(struct slot *s)
 	log_info("slot %s: recycled from key %s after %llu runs", s->name, s->key, (unsigned long long)s->runs);
 	pool_slot_set_key(s, "");
 	s->class_name[0] = '\0';
+	s->owner_uid = 0;
 	s->runs = 0;
 	s->nrecent = 0;
 	s->idle_since_us = 0;
@@ -466,6 +467,8 @@ static void slot_enter(struct slot *s, enum slot_state next, unsigned act)
 {
 	if ((act & SLOT_ACT_IDLE_TIMER) && s->state != SLOT_IDLE)
 		s->idle_since_us = now_real_us();
+	if (act & (SLOT_ACT_IDLE_TIMER | SLOT_ACT_RUN_START))
+		s->used_us = now_real_us(); /* a run ended or began, or a release */
 	if (s->state != next)
 		pool_set_state(s, next);
 }
@@ -596,7 +599,7 @@ static int pids_exist(const pid_t *pids, size_t n, pid_t *bad)
 	return 0;
 }
 
-static int slot_bind(struct pool *p, struct slot *s, const char *key, const char *class_name)
+static int slot_bind(struct pool *p, struct slot *s, const char *key, const char *class_name, uid_t owner)
 {
 	const struct conf_class *cls;
 
@@ -610,14 +613,17 @@ static int slot_bind(struct pool *p, struct slot *s, const char *key, const char
 	if (pool_slot_set_key(s, key) < 0)
 		return -ENOMEM;
 	snprintf(s->class_name, sizeof(s->class_name), "%s", cls ? cls->name : "");
+	s->owner_uid = owner;
 	s->runs = 0;
 	s->nrecent = 0;
-	log_info("slot %s: bound to key %s%s%s", s->name, key, cls ? ", class " : "", cls ? cls->name : "");
+	log_info("slot %s: bound to key %s%s%s, owner uid %u", s->name, key, cls ? ", class " : "", cls ? cls->name : "",
+		 (unsigned)owner);
 	return 0;
 }
 
 /* The slot for key: its own, else a warm one (created if none is ready). */
-static int slot_for_key(struct pool *p, const char *key, const char *class_name, struct slot **out, bool *fresh)
+static int slot_for_key(struct pool *p, const char *key, const char *class_name, uid_t owner, struct slot **out,
+			bool *fresh)
 {
 	struct slot *s = pool_find(p, key);
 	int r;
@@ -635,7 +641,7 @@ static int slot_for_key(struct pool *p, const char *key, const char *class_name,
 		if (r < 0)
 			return r;
 	}
-	r = slot_bind(p, s, key, class_name);
+	r = slot_bind(p, s, key, class_name, owner);
 	if (r < 0)
 		return r;
 	*fresh = true;
@@ -653,8 +659,24 @@ bool pool_slot_has_procs(struct slot *s)
 	return cg_slot_nprocs(s->pool->cg, s->name, &n) < 0 || n > 0;
 }
 
+void pool_usage(const struct pool *p, uid_t uid, unsigned *of_uid, unsigned *in_use)
+{
+	unsigned n = 0;
+
+	for (size_t i = 0; i < p->nslots; i++)
+		n += p->slots[i]->key[0] && p->slots[i]->owner_uid == uid;
+	*of_uid = n;
+	*in_use = (unsigned)p->nslots - p->counts[SLOT_WARM];
+}
+
 int pool_attach(struct pool *p, const char *key, const char *class_name, const pid_t *pids, size_t npids,
 		struct slot **out, pid_t *bad_pid)
+{
+	return pool_attach_owned(p, key, class_name, 0, pids, npids, out, bad_pid);
+}
+
+int pool_attach_owned(struct pool *p, const char *key, const char *class_name, uid_t owner, const pid_t *pids,
+		      size_t npids, struct slot **out, pid_t *bad_pid)
 {
 	struct slot *s;
 	enum slot_state next;
@@ -666,7 +688,7 @@ int pool_attach(struct pool *p, const char *key, const char *class_name, const p
 	r = pids_exist(pids, npids, bad_pid);
 	if (r < 0)
 		return r;
-	r = slot_for_key(p, key, class_name, &s, &fresh);
+	r = slot_for_key(p, key, class_name, owner, &s, &fresh);
 	if (r < 0)
 		return r;
 	/* a run that ended a moment ago, before its event reached us (the
@@ -709,6 +731,7 @@ fail:
 			reset_limits(s); /* the next key must not get this one's */
 		pool_slot_set_key(s, "");
 		s->class_name[0] = '\0';
+		s->owner_uid = 0;
 	}
 	return r;
 }
@@ -734,6 +757,7 @@ int pool_release(struct pool *p, const char *key, struct slot **out)
 	if (!s)
 		return -ENOENT;
 	log_info("slot %s (%s): released", s->name, key);
+	s->used_us = now_real_us();
 	pool_slot_event(s, SLOT_EV_RELEASE);
 	*out = s;
 	return 0;

@@ -50,6 +50,8 @@ struct slot {
 	struct run recent[SLOT_RECENT_RUNS]; /* ring: recent[(nrecent-1) % N] is the newest */
 	unsigned nrecent;
 	int64_t idle_since_us;    /* CLOCK_REALTIME, when it became idle */
+	int64_t used_us;          /* CLOCK_REALTIME, the key's last attach, release or run end */
+	uid_t owner_uid;          /* who bound the key (root: 0); kept in the state file */
 	ev_timer idle_timer;
 	struct slot *lprev, *lnext; /* in the pool's warm list (warm) or idle list (idle), else unlinked */
 	bool listed;              /* in one of those lists */
@@ -83,6 +85,13 @@ int pool_attach(struct pool *p, const char *key, const char *class_name, const p
  * the signal that killed it goes into the key's current or last run.
  * -ENOENT: no slot for the key, or no run. */
 int pool_record_exit(struct pool *p, const char *key, int exit_status, int signal, bool unsupervised);
+/* pool_attach for a caller: a key it binds is owned by owner (0: root and
+ * socket_group). */
+int pool_attach_owned(struct pool *p, const char *key, const char *class_name, uid_t owner, const pid_t *pids,
+		      size_t npids, struct slot **out, pid_t *bad_pid);
+/* Slots bound to keys owned by uid, and slots not warm (bound or retiring):
+ * what the quota of unprivileged callers counts. */
+void pool_usage(const struct pool *p, uid_t uid, unsigned *of_uid, unsigned *in_use);
 /* The key is finished for now. -ENOENT: no slot for the key. */
 int pool_release(struct pool *p, const char *key, struct slot **out);
 
@@ -98,8 +107,10 @@ void pool_set_retire(struct pool *p, struct retire *r);
  * -ENOENT no such key, -EBUSY it is running, -EALREADY already retiring,
  * -EINVAL mode keep. */
 int pool_retire(struct pool *p, const char *key, enum retire_mode mode, retire_done_fn done, void *ud);
-/* Memory pressure: retire up to n slots nobody waits for, warm slots above
- * the warm target first, then idle ones, least recently used first. Returns
+/* Memory pressure: retire up to n slots nobody waits for (at most
+ * retire.rate per call), idle ones least recently used first, then warm
+ * slots above the warm target. An idle slot whose key was used (attached,
+ * released, run ended) less than idle_timeout ago is never taken. Returns
  * how many were handed to retirement. */
 unsigned pool_shrink(struct pool *p, unsigned n);
 /* the last retirements, newest first; returns how many were copied */

@@ -52,6 +52,8 @@ static void restore_one(struct pool *p, const struct slot *saved)
 	s->runs = saved->runs;
 	s->nrecent = saved->nrecent;
 	s->idle_since_us = saved->idle_since_us;
+	s->used_us = saved->idle_since_us;
+	s->owner_uid = saved->owner_uid;
 	pool_set_state(s, saved->state);
 	if (saved->cgroup_id && s->cgroup_id != saved->cgroup_id)
 		log_warn("slot %s: cgroup id changed from %llu to %llu (recreated while we were down)", s->name,

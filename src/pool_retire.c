@@ -113,16 +113,30 @@ int pool_retire(struct pool *p, const char *key, enum retire_mode mode, retire_d
 	return 0;
 }
 
+/* The oldest idle slot, or with spare set the oldest whose key was not
+ * used within idle_timeout (the idle list is ordered by idle_since, and a
+ * release after that may have used a key again: look a little further). */
+static struct slot *oldest_spare(struct pool *p, bool spare)
+{
+	int64_t before = now_real_us() - (int64_t)p->conf->pool.idle_timeout_ms * 1000;
+	struct slot *s = pool_oldest_idle(p);
+
+	for (unsigned n = 0; spare && s && n < 64; s = s->lnext, n++)
+		if (s->idle_since_us <= before && s->used_us <= before)
+			return s;
+	return spare ? NULL : s;
+}
+
 /* Retire up to n slots: idle ones first (least recently used first), then
  * warm ones while more than warm_floor are warm. */
-static unsigned retire_some(struct pool *p, unsigned n, unsigned warm_floor)
+static unsigned retire_some(struct pool *p, unsigned n, unsigned warm_floor, bool spare)
 {
 	unsigned done = 0;
 	struct slot *s;
 
 	if (p->conf->retire.mode == RETIRE_KEEP)
 		return 0;
-	while (done < n && ((s = pool_oldest_idle(p)) || (pool_count_state(p, SLOT_WARM) > warm_floor &&
+	while (done < n && ((s = oldest_spare(p, spare)) || (pool_count_state(p, SLOT_WARM) > warm_floor &&
 						      (s = pool_take_warm(p))))) {
 		s->retire_mode = p->conf->retire.mode;
 		s->retire_done = NULL;
@@ -134,7 +148,9 @@ static unsigned retire_some(struct pool *p, unsigned n, unsigned warm_floor)
 
 unsigned pool_shrink(struct pool *p, unsigned n)
 {
-	return retire_some(p, n, p->conf->pool.warm);
+	/* pressure anyone can make: only slots nobody used lately, at the
+	 * retirement rate (the pressure trigger fires at most once a second) */
+	return retire_some(p, n < p->conf->retire.rate ? n : p->conf->retire.rate, p->conf->pool.warm, true);
 }
 
 size_t pool_recent_retirements(const struct pool *p, struct retire_result *out, size_t max)
@@ -159,7 +175,7 @@ static void over_max_step(struct pool *p)
 	unsigned n = 0;
 
 	if (live > max)
-		n = retire_some(p, live - max < OVER_MAX_BATCH ? live - max : OVER_MAX_BATCH, 0);
+		n = retire_some(p, live - max < OVER_MAX_BATCH ? live - max : OVER_MAX_BATCH, 0, false);
 	if (live - n > max && n > 0)
 		ev_timer_start(p->loop, &p->over_max_timer);
 	else

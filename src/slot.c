@@ -130,7 +130,8 @@ static const struct job_transition job_table[JOB_NSTATES][JOB_NEVENTS] = {
 		[JOB_EV_STOP] = { NOP, JOB_STOPPED, 0 },
 		[JOB_EV_STOP_TIMEOUT] = { NOP, JOB_STOPPED, 0 },
 		[JOB_EV_EMPTY] = { NOP, JOB_STOPPED, 0 },
-		[JOB_EV_START_LIMIT] = { NOP, JOB_STOPPED, 0 },
+		[JOB_EV_START_LIMIT] = { OK, JOB_FAILED, JOB_ACT_CANCEL },
+		[JOB_EV_ADOPT] = { OK, JOB_RUNNING, 0 },
 	},
 	[JOB_STARTING] = {
 		[JOB_EV_RUN] = { NOP, JOB_STARTING, 0 },
@@ -142,6 +143,7 @@ static const struct job_transition job_table[JOB_NSTATES][JOB_NEVENTS] = {
 		[JOB_EV_STOP_TIMEOUT] = { NOP, JOB_STARTING, 0 },
 		[JOB_EV_EMPTY] = { NOP, JOB_STARTING, 0 },
 		[JOB_EV_START_LIMIT] = { OK, JOB_FAILED, JOB_ACT_CANCEL },
+		[JOB_EV_ADOPT] = { NOP, JOB_STARTING, 0 },
 	},
 	[JOB_RUNNING] = {
 		[JOB_EV_RUN] = { NOP, JOB_RUNNING, 0 },
@@ -153,6 +155,7 @@ static const struct job_transition job_table[JOB_NSTATES][JOB_NEVENTS] = {
 		[JOB_EV_STOP_TIMEOUT] = { NOP, JOB_RUNNING, 0 },
 		[JOB_EV_EMPTY] = { NOP, JOB_RUNNING, 0 },
 		[JOB_EV_START_LIMIT] = { NOP, JOB_RUNNING, 0 },
+		[JOB_EV_ADOPT] = { NOP, JOB_RUNNING, 0 },
 	},
 	[JOB_STOPPING] = {
 		[JOB_EV_RUN] = { NOP, JOB_STOPPING, 0 },
@@ -164,6 +167,7 @@ static const struct job_transition job_table[JOB_NSTATES][JOB_NEVENTS] = {
 		[JOB_EV_STOP_TIMEOUT] = { OK, JOB_STOPPING, JOB_ACT_KILL },
 		[JOB_EV_EMPTY] = { OK, JOB_STOPPED, JOB_ACT_CANCEL },
 		[JOB_EV_START_LIMIT] = { NOP, JOB_STOPPING, 0 },
+		[JOB_EV_ADOPT] = { NOP, JOB_STOPPING, 0 },
 	},
 	[JOB_BACKOFF] = {
 		[JOB_EV_RUN] = { OK, JOB_STARTING, SPAWN },
@@ -175,6 +179,7 @@ static const struct job_transition job_table[JOB_NSTATES][JOB_NEVENTS] = {
 		[JOB_EV_STOP_TIMEOUT] = { NOP, JOB_BACKOFF, 0 },
 		[JOB_EV_EMPTY] = { NOP, JOB_BACKOFF, 0 },
 		[JOB_EV_START_LIMIT] = { OK, JOB_FAILED, JOB_ACT_CANCEL },
+		[JOB_EV_ADOPT] = { NOP, JOB_BACKOFF, 0 },
 	},
 	[JOB_FAILED] = {
 		[JOB_EV_RUN] = { OK, JOB_STARTING, SPAWN | JOB_ACT_RESET_LIMIT },
@@ -186,6 +191,7 @@ static const struct job_transition job_table[JOB_NSTATES][JOB_NEVENTS] = {
 		[JOB_EV_STOP_TIMEOUT] = { NOP, JOB_FAILED, 0 },
 		[JOB_EV_EMPTY] = { NOP, JOB_FAILED, 0 },
 		[JOB_EV_START_LIMIT] = { NOP, JOB_FAILED, 0 },
+		[JOB_EV_ADOPT] = { NOP, JOB_FAILED, 0 },
 	},
 };
 
@@ -223,6 +229,7 @@ static const char *const job_event_names[JOB_NEVENTS] = {
 	[JOB_EV_RUN] = "run", [JOB_EV_SPAWNED] = "spawned", [JOB_EV_SPAWN_FAILED] = "spawn-failed",
 	[JOB_EV_EXIT_OK] = "exit-ok", [JOB_EV_EXIT_FAILED] = "exit-failed", [JOB_EV_STOP] = "stop",
 	[JOB_EV_STOP_TIMEOUT] = "stop-timeout", [JOB_EV_EMPTY] = "empty", [JOB_EV_START_LIMIT] = "start-limit",
+	[JOB_EV_ADOPT] = "adopt",
 };
 
 const char *job_state_name(enum job_state s)

@@ -55,7 +55,8 @@ enum job_event {
 	JOB_EV_STOP,         /* stop asked for (stop, restart, removed from the config) */
 	JOB_EV_STOP_TIMEOUT, /* stop_timeout passed with processes left */
 	JOB_EV_EMPTY,        /* the slot holds no process any more */
-	JOB_EV_START_LIMIT,  /* more starts than start_limit allows */
+	JOB_EV_START_LIMIT,  /* more starts than start_limit allows (or it had, before a daemon restart) */
+	JOB_EV_ADOPT,        /* at daemon start: its main process still runs in the slot */
 	JOB_NEVENTS,
 };
 

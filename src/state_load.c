@@ -47,10 +47,10 @@ json_t *state_slot_to_json(const struct slot *s)
 			return NULL;
 		}
 	}
-	return json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:o}", "name", s->name, "key", s->key, "class",
+	return json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:o, s:I}", "name", s->name, "key", s->key, "class",
 			 s->class_name, "state", slot_state_name(s->state), "runs", (json_int_t)s->runs,
 			 "cgroup_id", (json_int_t)s->cgroup_id, "idle_since", (json_int_t)s->idle_since_us,
-			 "recent_runs", runs);
+			 "recent_runs", runs, "owner_uid", (json_int_t)s->owner_uid);
 }
 
 static int run_from_json(json_t *j, struct run *r)
@@ -115,7 +115,7 @@ static int slot_fields(struct slot *s, const char *name, const char *key, const 
 int state_slot_from_json(json_t *j, struct slot *s, const char **why)
 {
 	const char *name, *key, *cls, *state;
-	json_int_t runs, id, idle;
+	json_int_t runs, id, idle, owner = 0;
 	json_t *recent, *run;
 	size_t i;
 
@@ -124,6 +124,11 @@ int state_slot_from_json(json_t *j, struct slot *s, const char **why)
 			&recent) < 0 ||
 	    !json_is_array(recent)) {
 		*why = "not a slot object";
+		return -EINVAL;
+	}
+	/* owner_uid: files written before it existed hold slots bound by root */
+	if (json_unpack(j, "{s?I}", "owner_uid", &owner) < 0 || owner < 0 || owner > UINT32_MAX - 1) {
+		*why = "bad owner_uid";
 		return -EINVAL;
 	}
 	if (slot_fields(s, name, key, cls, state, runs, why) < 0)
@@ -138,6 +143,7 @@ int state_slot_from_json(json_t *j, struct slot *s, const char **why)
 	s->runs = (uint64_t)runs;
 	s->cgroup_id = (uint64_t)id;
 	s->idle_since_us = idle;
+	s->owner_uid = (uid_t)owner;
 	s->nrecent = 0;
 	json_array_foreach(recent, i, run) {
 		if (run_from_json(run, &s->recent[i]) < 0) {

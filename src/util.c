@@ -168,7 +168,11 @@ int file_write_atomic(const char *path, const void *data, size_t len, mode_t mod
 
 	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof(tmp))
 		return -ENAMETOOLONG;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+	/* never through a link planted at the temporary name, never into a
+	 * file somebody else opened: a new file, or none */
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+	if (fd < 0 && errno == EEXIST && unlink(tmp) == 0) /* left by an earlier crash */
+		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
 	if (fd < 0)
 		return -errno;
 	r = write_all(fd, data, len);

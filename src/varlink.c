@@ -19,6 +19,7 @@
 
 #include "varlink.h"
 
+#include "auth.h"
 #include "log.h"
 #include "util.h"
 
@@ -26,6 +27,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
+#include <sys/syscall.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -34,6 +37,11 @@
 #define VL_MAX_METHODS 128
 #define VL_ACCEPT_BATCH 16      /* accepts per wakeup */
 #define VL_ACCEPT_PAUSE 1.0     /* seconds to stop accepting after EMFILE and co */
+#define VL_CALLS_PER_PASS 4     /* requests dispatched per connection per loop pass */
+#define VL_GROUPS_MAX 65536     /* supplementary groups of a peer, at most (NGROUPS_MAX) */
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77 /* Linux 6.5 */
+#endif
 #define VL_SERVICE "org.varlink.service"
 
 static const char service_idl[] =
@@ -68,7 +76,14 @@ struct vl_conn {
 	struct vl_conn *prev, *next;
 	int fd;
 	ev_io rw, ww;
+	ev_timer idle_w;
 	struct ucred cred;
+	bool privileged; /* judged once, at accept */
+	int pidfd;       /* the peer process as it was at connect; -1: none */
+	ev_tstamp active; /* last request read or reply queued */
+	unsigned pass_calls; /* requests dispatched in loop pass pass_iter */
+	unsigned pass_iter;
+	bool deferred;       /* complete requests wait for the next pass */
 	char *out; /* encoded replies, out[out_off..out_len) not sent yet */
 	size_t out_len, out_off, out_cap;
 	struct vl_call *pending;
@@ -82,6 +97,7 @@ struct vl_call {
 	char method[256];
 	json_t *params;
 	struct ucred cred;
+	bool privileged;
 	bool oneway, more;
 	vl_drained_fn drained; /* one-shot resume hook */
 	void *drained_ud;
@@ -99,6 +115,7 @@ struct vl_server {
 	size_t n_methods;
 	struct vl_conn *conns;
 	size_t n_conns;
+	struct vl_limits limits;
 	bool full_logged;
 };
 
@@ -246,6 +263,7 @@ static void conn_free(struct vl_conn *c)
 
 	ev_io_stop(s->loop, &c->rw); /* also clears pending (fed) events */
 	ev_io_stop(s->loop, &c->ww);
+	ev_timer_stop(s->loop, &c->idle_w);
 	conn_orphan_call(c);
 	if (c->prev)
 		c->prev->next = c->next;
@@ -254,8 +272,9 @@ static void conn_free(struct vl_conn *c)
 	if (c->next)
 		c->next->prev = c->prev;
 	s->n_conns--;
-	if (s->n_conns < VL_MAX_CLIENTS)
-		s->full_logged = false;
+	s->full_logged = false;
+	if (c->pidfd >= 0)
+		close(c->pidfd);
 	close(c->fd);
 	free(c->out);
 	free(c);
@@ -423,6 +442,7 @@ static bool conn_next(struct vl_conn *c)
 	memcpy(call->method, req.method, sizeof(call->method));
 	call->params = req.params;
 	call->cred = c->cred;
+	call->privileged = c->privileged;
 	call->oneway = req.oneway;
 	call->more = req.more;
 	c->pending = call;
@@ -446,7 +466,24 @@ static bool conn_drained(const struct vl_conn *c)
 static void conn_watch(struct vl_conn *c)
 {
 	watch(c->srv->loop, &c->rw, !c->pending && !c->out && !c->eof && !c->closing && c->in_len < VL_MAX_MESSAGE);
-	watch(c->srv->loop, &c->ww, c->out != NULL || conn_drained(c));
+	watch(c->srv->loop, &c->ww, c->out != NULL || conn_drained(c) || c->deferred);
+}
+
+/* At most VL_CALLS_PER_PASS requests of one connection per loop pass: the
+ * rest wait for the next pass (the write watcher brings it back), so one
+ * client's pipelined requests do not hold the others up. */
+static bool conn_budget(struct vl_conn *c)
+{
+	unsigned iter = ev_iteration(c->srv->loop);
+
+	if (c->pass_iter != iter) {
+		c->pass_iter = iter;
+		c->pass_calls = 0;
+	}
+	if (c->pass_calls < VL_CALLS_PER_PASS)
+		return true;
+	c->deferred = memchr(c->in, '\0', c->in_len) != NULL;
+	return false;
 }
 
 /* Call the pending call's drained hook (one-shot; it may set it again). */
@@ -466,6 +503,7 @@ static void conn_run(struct vl_conn *c)
 	if (c->busy)
 		return; /* called from inside this connection's dispatch */
 	c->busy = true;
+	c->deferred = false;
 	while (!c->dead) {
 		if (c->out && conn_flush(c) < 0) {
 			c->dead = true;
@@ -476,8 +514,10 @@ static void conn_run(struct vl_conn *c)
 			conn_resume(c);
 			continue;
 		}
-		if (c->out || c->pending || c->closing || !conn_next(c))
+		if (c->out || c->pending || c->closing || !conn_budget(c) || !conn_next(c))
 			break;
+		c->pass_calls++;
+		c->active = ev_now(c->srv->loop);
 	}
 	c->busy = false;
 	if (c->dead || (!c->out && !c->pending && (c->closing || c->eof)))
@@ -505,30 +545,129 @@ static void conn_write_cb(struct ev_loop *loop, ev_io *w, int revents)
 	conn_run(w->data);
 }
 
+/* Close a connection that has had no call in flight and nothing to send
+ * for connection_idle_timeout (a partial message does not count). */
+static void conn_idle_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct vl_conn *c = w->data;
+	double timeout = c->srv->limits.idle_timeout, left = c->active + timeout - ev_now(loop);
+
+	if (c->pending || c->out || c->busy || left > 0) {
+		ev_timer_set(w, c->pending || c->out || left <= 0 ? timeout : left, 0.);
+		ev_timer_start(loop, w);
+		return;
+	}
+	log_debug("varlink: connection of pid %d uid %d idle for %.0f s, closing", (int)c->cred.pid,
+		  (int)c->cred.uid, timeout);
+	c->dead = true;
+	conn_run(c);
+}
+
+/* Is gid among the peer's groups (SO_PEERGROUPS)? */
+static bool peer_in_group(int fd, gid_t gid)
+{
+	gid_t small[64], *groups = small;
+	socklen_t len = sizeof(small);
+	bool found = false;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len) < 0) {
+		if (errno != ERANGE || len > VL_GROUPS_MAX * sizeof(gid_t) || !(groups = malloc(len)))
+			return false;
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len) < 0)
+			len = 0;
+	}
+	for (size_t i = 0; i < len / sizeof(gid_t) && !found; i++)
+		found = groups[i] == gid;
+	if (groups != small)
+		free(groups);
+	return found;
+}
+
+/* The peer process as a pidfd: SO_PEERPIDFD where the kernel has it (the
+ * process that connected, even if its pid was reused since), else
+ * pidfd_open() of the SO_PEERCRED pid now. -ESRCH: it is gone already. */
+static int peer_pidfd(int fd, pid_t pid, int *out)
+{
+	socklen_t len = sizeof(int);
+	int pfd = -1;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pfd, &len) == 0 && pfd >= 0) {
+		*out = pfd;
+		return 0;
+	}
+	if (errno == ESRCH)
+		return -ESRCH;
+	pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (pfd < 0)
+		return errno == ESRCH ? -ESRCH : errno == ENOSYS ? -ENOSYS : -errno;
+	fcntl(pfd, F_SETFD, FD_CLOEXEC);
+	*out = pfd;
+	return 0;
+}
+
+static unsigned conns_of_uid(const struct vl_server *s, uid_t uid)
+{
+	unsigned n = 0;
+
+	for (const struct vl_conn *c = s->conns; c; c = c->next)
+		n += !c->privileged && c->cred.uid == uid;
+	return n;
+}
+
+/* Credentials, judged once: who the peer is, whether it is privileged (uid
+ * 0, or the privileged gid as its gid or a supplementary group), its pidfd.
+ * -EUSERS: over a connection limit; -ESRCH: the peer is gone. */
+static int conn_judge(struct vl_server *s, struct vl_conn *c)
+{
+	const struct vl_limits *l = &s->limits;
+	socklen_t len = sizeof(struct ucred);
+	int r;
+
+	if (getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &c->cred, &len) < 0)
+		return -errno;
+	c->privileged = c->cred.uid == 0 ||
+			(l->privileged_gid != (gid_t)-1 &&
+			 (c->cred.gid == l->privileged_gid || peer_in_group(c->fd, l->privileged_gid)));
+	if (!auth_conn_allowed(c->privileged, (unsigned)s->n_conns, conns_of_uid(s, c->cred.uid), l->max_conns,
+			       l->max_per_user))
+		return -EUSERS;
+	r = peer_pidfd(c->fd, c->cred.pid, &c->pidfd);
+	if (r == -ENOSYS)
+		return 0; /* no pidfds (before Linux 5.3): the pid alone */
+	return r;
+}
+
 static int conn_new(struct vl_server *s, int fd)
 {
 	struct vl_conn *c = malloc(sizeof(*c) + VL_MAX_MESSAGE);
-	socklen_t len = sizeof(struct ucred);
+	int r;
 
 	if (!c)
 		return -ENOMEM;
 	memset(c, 0, sizeof(*c));
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &c->cred, &len) < 0) {
-		int e = errno;
+	c->fd = fd;
+	c->pidfd = -1;
+	r = conn_judge(s, c);
+	if (r < 0) {
+		if (c->pidfd >= 0)
+			close(c->pidfd);
 		free(c);
-		return -e;
+		return r;
 	}
 	c->srv = s;
-	c->fd = fd;
 	ev_io_init(&c->rw, conn_read_cb, fd, EV_READ);
 	ev_io_init(&c->ww, conn_write_cb, fd, EV_WRITE);
-	c->rw.data = c->ww.data = c;
+	ev_timer_init(&c->idle_w, conn_idle_cb, s->limits.idle_timeout, 0.);
+	c->rw.data = c->ww.data = c->idle_w.data = c;
+	c->active = ev_now(s->loop);
 	c->next = s->conns;
 	if (s->conns)
 		s->conns->prev = c;
 	s->conns = c;
 	s->n_conns++;
 	ev_io_start(s->loop, &c->rw);
+	if (s->limits.idle_timeout > 0)
+		ev_timer_start(s->loop, &c->idle_w);
 	return 0;
 }
 
@@ -549,13 +688,19 @@ static void pause_cb(struct ev_loop *loop, ev_timer *w, int revents)
 	ev_io_start(s->loop, &s->accept_w);
 }
 
-/* Full: accept and close at once, so the client fails fast instead of
- * hanging in the backlog. Logged once per episode. */
-static void refuse(struct vl_server *s, int fd)
+/* Over a limit: the connection is closed at once, so the client fails fast
+ * instead of hanging in the backlog. Logged once until a connection closes. */
+static void refuse(struct vl_server *s, int fd, int err)
 {
-	if (!s->full_logged)
-		log_warn("varlink: %d clients connected, refusing more", VL_MAX_CLIENTS);
-	s->full_logged = true;
+	if (err == -EUSERS && !s->full_logged)
+		log_warn("varlink: %zu clients connected (max_connections %u, %u per user, %u kept for root and "
+			 "socket_group): refusing a connection", s->n_conns, s->limits.max_conns, s->limits.max_per_user,
+			 auth_conns_reserved(s->limits.max_conns));
+	else if (err == -ESRCH)
+		log_info("varlink: the peer of a new connection has exited already; closing it");
+	else if (err != -EUSERS)
+		log_warn("varlink: new connection: %s", strerror(-err));
+	s->full_logged |= err == -EUSERS;
 	close(fd);
 }
 
@@ -575,15 +720,9 @@ static void accept_cb(struct ev_loop *loop, ev_io *w, int revents)
 			accept_pause(s, errno);
 			return;
 		}
-		if (s->n_conns >= VL_MAX_CLIENTS) {
-			refuse(s, fd);
-			continue;
-		}
 		r = conn_new(s, fd);
-		if (r < 0) {
-			log_warn("varlink: new connection: %s", strerror(-r));
-			close(fd);
-		}
+		if (r < 0)
+			refuse(s, fd, r);
 	}
 }
 
@@ -635,6 +774,7 @@ int vl_server_new(struct ev_loop *loop, int listen_fd, const struct vl_server_in
 	ev_io_init(&s->accept_w, accept_cb, listen_fd, EV_READ);
 	ev_timer_init(&s->pause_w, pause_cb, VL_ACCEPT_PAUSE, 0.);
 	s->accept_w.data = s->pause_w.data = s;
+	s->limits = (struct vl_limits){ (gid_t)-1, VL_MAX_CLIENTS, VL_MAX_CLIENTS, 0. };
 	s->info[0] = strdup(info->vendor ? info->vendor : "");
 	s->info[1] = strdup(info->product ? info->product : "");
 	s->info[2] = strdup(info->version ? info->version : "");
@@ -735,6 +875,7 @@ static int call_finish(struct vl_call *call, const char *error, json_t *params)
 	c = call->conn;
 	if (c) {
 		c->pending = NULL;
+		c->active = ev_now(c->srv->loop);
 		if (!call->oneway && !c->closing) { /* closing: a broken stream ends unanswered */
 			r = conn_queue(c, error, params, false);
 			params = NULL;
@@ -813,6 +954,29 @@ int vl_call_on_drained(struct vl_call *call, vl_drained_fn fn, void *ud)
 const struct ucred *vl_call_peer(const struct vl_call *call)
 {
 	return &call->cred;
+}
+
+bool vl_call_privileged(const struct vl_call *call)
+{
+	return call->privileged;
+}
+
+/* The pidfd becomes readable when the process exits. */
+bool vl_call_peer_alive(const struct vl_call *call)
+{
+	struct pollfd p = { .fd = call->conn ? call->conn->pidfd : -1, .events = POLLIN };
+
+	if (!call->conn)
+		return false;
+	if (p.fd < 0)
+		return kill(call->cred.pid, 0) == 0 || errno == EPERM;
+	return poll(&p, 1, 0) == 0;
+}
+
+void vl_server_set_limits(struct vl_server *s, const struct vl_limits *l)
+{
+	s->limits = *l;
+	s->full_logged = false;
 }
 
 const char *vl_call_method(const struct vl_call *call)

@@ -96,6 +96,18 @@ int vl_server_add_interface(struct vl_server *s, const char *name, const char *d
 /* Register a method by fully qualified name. */
 int vl_server_add_method(struct vl_server *s, const char *method, vl_method_fn fn, void *ud);
 
+/* Who may connect, and for how long (struct conf's [daemon] keys). The
+ * defaults: root only privileged, VL_MAX_CLIENTS in all and per user, no idle
+ * timeout. Applies to connections accepted from now on; the idle timeout to
+ * the open ones as their timers come round. */
+struct vl_limits {
+	gid_t privileged_gid; /* socket_group: its members are privileged like root; (gid_t)-1: none */
+	unsigned max_conns;   /* in all; some of them (auth_conns_reserved()) only for privileged peers */
+	unsigned max_per_user; /* per unprivileged uid */
+	double idle_timeout;  /* s without a call in flight or a reply queued; 0: never */
+};
+void vl_server_set_limits(struct vl_server *s, const struct vl_limits *l);
+
 /* Bind a listening socket at path (removing a stale socket file first, creating
  * the directory), chmod it to mode and chown it to root:gid (gid -1: leave).
  * -EEXIST if path exists and is not a socket, -EADDRINUSE if a server is
@@ -128,6 +140,12 @@ size_t vl_call_queued(const struct vl_call *call);
 int vl_call_on_drained(struct vl_call *call, vl_drained_fn fn, void *ud);
 /* Credentials of the peer (SO_PEERCRED, taken at accept). */
 const struct ucred *vl_call_peer(const struct vl_call *call);
+/* The peer is root or in the privileged group (judged at accept, from
+ * SO_PEERCRED and SO_PEERGROUPS). */
+bool vl_call_privileged(const struct vl_call *call);
+/* The process that connected still lives (its pidfd, taken at accept; where
+ * the kernel has no pidfds, its pid). false once the connection is gone. */
+bool vl_call_peer_alive(const struct vl_call *call);
 const char *vl_call_method(const struct vl_call *call);
 /* false once the client has gone away or the connection is being closed
  * (the reply will be dropped) */

@@ -5,6 +5,7 @@
 #include "varlink.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -86,13 +87,17 @@ int vl_listen(const char *path, mode_t mode, gid_t gid, int *out_fd)
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
-	old = umask(0177); /* nobody else may connect before the chmod below */
-	r = bind(fd, (const struct sockaddr *)&sa, sizeof(sa)) < 0 ? -errno : 0;
+	/* The file gets its final mode at bind (fchmod on the socket before
+	 * bind sets it, the umask keeps the rest out meanwhile), and nobody can
+	 * connect before listen(): no chmod by path, which a rename could
+	 * redirect. */
+	r = fchmod(fd, mode) < 0 ? -errno : 0;
+	old = umask(~mode & 0777);
+	if (r == 0)
+		r = bind(fd, (const struct sockaddr *)&sa, sizeof(sa)) < 0 ? -errno : 0;
 	umask(old);
 	bound = r == 0;
-	if (r == 0 && gid != (gid_t)-1 && chown(path, (uid_t)-1, gid) < 0)
-		r = -errno;
-	if (r == 0 && chmod(path, mode) < 0)
+	if (r == 0 && gid != (gid_t)-1 && fchownat(AT_FDCWD, path, (uid_t)-1, gid, AT_SYMLINK_NOFOLLOW) < 0)
 		r = -errno;
 	if (r == 0 && listen(fd, SOMAXCONN) < 0)
 		r = -errno;

@@ -40,8 +40,9 @@ kill -0 "$nopid" 2>/dev/null && nopid=4194303
 expect_err 1 "no such process" "$CGPOOLCTL" attach web "$nopid"
 if command -v setpriv > /dev/null; then
 	expect_err 1 "permission denied" setpriv --reuid=65534 --regid=65534 --clear-groups "$CGPOOLCTL" attach web "$victim"
-	# but anyone may move itself
-	out=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$CGPOOLCTL" exec selfmove -- cat /proc/self/cgroup)
+	# but anyone may move itself, into a key of its own (user_keys)
+	chmod 0711 "$T_DIR"
+	out=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$CGPOOLCTL" exec user.65534.selfmove -- cat /proc/self/cgroup)
 	check "an unprivileged process may move itself (exec)" sh -c "echo '$out' | grep -q '$T_ROOT/slot-'"
 else
 	echo "note: setpriv missing, permission checks not run"

@@ -181,6 +181,12 @@ static void test_defaults(void **state)
 	assert_int_equal(c->daemon.controllers, CONF_CTRL_MEMORY | CONF_CTRL_PIDS);
 	assert_int_equal(c->daemon.log_level, LOG_INFO);
 	assert_string_equal(c->daemon.state_dir, "/run/cgpool");
+	assert_string_equal(c->daemon.user_keys, "user.%u.*");
+	assert_int_equal(c->daemon.socket_gid, (gid_t)-1);
+	assert_int_equal(c->daemon.max_connections, 128);
+	assert_int_equal(c->daemon.max_connections_per_user, 16);
+	assert_int_equal(c->daemon.connection_idle_timeout_ms, 60000);
+	assert_int_equal(c->pool.max_slots_per_user, CONF_AUTO);
 	assert_int_equal(c->pool.warm, 2);
 	assert_int_equal(c->pool.max_slots, 1024);
 	assert_int_equal(c->pool.idle_timeout_ms, 600000);
@@ -238,9 +244,14 @@ static const char full_text[] =
 	"controllers = io cpu memory pids\n"
 	"log_level = debug\n"
 	"state_dir = /var/lib/cgpool\n"
+	"user_keys = u-%n-%u.*\n"
+	"max_connections = 64\n"
+	"max_connections_per_user = 4\n"
+	"connection_idle_timeout = 5s\n"
 	"[pool]\n"
 	"warm = 3\n"
 	"max_slots = 100\n"
+	"max_slots_per_user = 7\n"
 	"idle_timeout = 90s\n"
 	"recycle = no\n"
 	"[retire]\n"
@@ -250,6 +261,7 @@ static const char full_text[] =
 	"rate = 50\n"
 	"[class batch]\n"
 	"match = slurm.*\n"
+	"unprivileged = yes\n"
 	"memory.high = 4G\n"
 	"memory.max = max\n"
 	"memory.low = 512M\n"
@@ -289,8 +301,14 @@ static void test_full_globals(void **state)
 	assert_int_equal(c->daemon.controllers, CONF_CTRL_MEMORY | CONF_CTRL_PIDS | CONF_CTRL_CPU | CONF_CTRL_IO);
 	assert_int_equal(c->daemon.log_level, LOG_DEBUG);
 	assert_string_equal(c->daemon.state_dir, "/var/lib/cgpool");
+	assert_int_equal(c->daemon.socket_gid, 0); /* root, resolved at load */
+	assert_string_equal(c->daemon.user_keys, "u-%n-%u.*");
+	assert_int_equal(c->daemon.max_connections, 64);
+	assert_int_equal(c->daemon.max_connections_per_user, 4);
+	assert_int_equal(c->daemon.connection_idle_timeout_ms, 5000);
 	assert_int_equal(c->pool.warm, 3);
 	assert_int_equal(c->pool.max_slots, 100);
+	assert_int_equal(c->pool.max_slots_per_user, 7);
 	assert_int_equal(c->pool.idle_timeout_ms, 90000);
 	assert_false(c->pool.recycle);
 	assert_int_equal(c->retire.mode, RETIRE_DRAIN);
@@ -311,6 +329,7 @@ static void test_full_sections(void **state)
 	b = &c->classes[0];
 	assert_string_equal(b->name, "batch");
 	assert_string_equal(b->match, "slurm.*");
+	assert_true(b->unprivileged);
 	assert_int_equal(b->nres, 8);
 	assert_string_equal(res(b->res, b->nres, "memory.high")->value, "4294967296");
 	assert_string_equal(res(b->res, b->nres, "memory.max")->value, "max");
@@ -321,9 +340,9 @@ static void test_full_sections(void **state)
 	assert_string_equal(res(b->res, b->nres, "cpu.max")->value, "50000 100000");
 	assert_string_equal(res(b->res, b->nres, "io.weight")->value, "default 300");
 	assert_string_equal(b->res[0].name, "memory.high"); /* in file order */
-	assert_int_equal(b->res[0].line, 20);
+	assert_int_equal(b->res[0].line, 26);
 	assert_ptr_equal(b->res[0].file, c->files[0]);
-	assert_int_equal(b->line, 18);
+	assert_int_equal(b->line, 23);
 	assert_ptr_equal(b->file, c->files[0]);
 
 	assert_int_equal(c->njobs, 2);
@@ -352,8 +371,8 @@ static void test_full_sections(void **state)
 	assert_string_equal(res(w->res, w->nres, "cpu.max")->value, "max 20000");
 	assert_string_equal(res(w->res, w->nres, "io.weight")->value, "default 50");
 	assert_string_equal(res(w->res, w->nres, "pids.max")->value, "max");
-	assert_int_equal(w->line, 28);
-	assert_int_equal(w->res[0].line, 43);
+	assert_int_equal(w->line, 34);
+	assert_int_equal(w->res[0].line, 49);
 
 	p = &c->jobs[1]; /* the defaults of a [job] */
 	assert_string_equal(p->key, "plain");
@@ -535,6 +554,32 @@ static void test_multiple_errors(void **state)
 	assert_null(c);
 }
 
+/* the keys of the rules for unprivileged callers */
+static void test_auth_keys(void **state)
+{
+	struct conf *c = NULL;
+	struct conf_errors e = { 0 };
+	char *msgs;
+
+	assert_int_equal(load_text("[daemon]\nuser_keys = u.%x\nmax_connections = 0\n"
+				   "connection_idle_timeout = soon\n[pool]\nmax_slots_per_user = many\n"
+				   "[class c]\nunprivileged = maybe\n", &c, &e), -EINVAL);
+	msgs = untmp(joined(&e));
+	assert_string_equal(msgs,
+			    "main.conf:2: user_keys: invalid pattern \"u.%x\" (%u is the uid, %n the user name, %% a %)\n"
+			    "main.conf:3: max_connections: invalid number \"0\" (use a number from 1 to 4096)\n"
+			    "main.conf:4: connection_idle_timeout: invalid duration \"soon\" (use a number with ms, s, m or h)\n"
+			    "main.conf:6: max_slots_per_user: invalid number \"many\" (use auto or a number from 0 to 65535)\n"
+			    "main.conf:8: unprivileged: invalid boolean \"maybe\" (use yes or no)\n");
+	free(msgs);
+	conf_errors_free(&e);
+	/* empty user_keys: unprivileged callers have no keys */
+	c = load_good("[daemon]\nuser_keys =\n[pool]\nmax_slots_per_user = 0\n");
+	assert_string_equal(c->daemon.user_keys, "");
+	assert_int_equal(c->pool.max_slots_per_user, 0);
+	conf_free(c);
+}
+
 static void test_too_many_errors(void **state)
 {
 	char *text = NULL;
@@ -686,13 +731,16 @@ static void test_print(void **state)
 	char *p = printed(c);
 
 	assert_non_null(strstr(p, "[daemon]\nsocket = /run/cgpool/cgpool.sock\nsocket_group =\nroot = auto\n"
-				  "controllers = memory pids\nlog_level = info\nstate_dir = /run/cgpool\n\n"));
+				  "controllers = memory pids\nlog_level = info\nstate_dir = /run/cgpool\n"
+				  "user_keys = user.%u.*\nmax_connections = 128\nmax_connections_per_user = 16\n"
+				  "connection_idle_timeout = 1m\n\n"));
+	assert_non_null(strstr(p, "max_slots_per_user = auto\n"));
 	assert_non_null(strstr(p, "idle_timeout = 0\n"));
 	assert_non_null(strstr(p, "drain_timeout = 1500ms\n"));
 	assert_non_null(strstr(p, "verify_timeout = 1m\n"));
-	assert_non_null(strstr(p, "\n[class c]\n\n[job j]\nexec = /bin/j\nrestart = no\nrestart_sec = 1s\n"
-				  "start_limit = 5/10s\nstop_timeout = 10s\nstop_signal = TERM\nstdout = journal\n"
-				  "stderr = journal\nautostart = yes\nmemory.max = 1048576\n"));
+	assert_non_null(strstr(p, "\n[class c]\nunprivileged = no\n\n[job j]\nexec = /bin/j\nrestart = no\n"
+				  "restart_sec = 1s\nstart_limit = 5/10s\nstop_timeout = 10s\nstop_signal = TERM\n"
+				  "stdout = journal\nstderr = journal\nautostart = yes\nmemory.max = 1048576\n"));
 	free(p);
 	conf_free(c);
 }
@@ -848,6 +896,7 @@ int main(void)
 		T(test_confd),
 		T(test_round_trip),
 		T(test_print),
+		T(test_auth_keys),
 		T(test_class_for_key),
 		cmocka_unit_test(test_retire_mode),
 		T(test_check_resources),

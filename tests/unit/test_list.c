@@ -266,6 +266,8 @@ static void test_list_cursor(void **state)
 	assert_int_equal(send(fd, req, sizeof(req), 0), (ssize_t)sizeof(req));
 	pump(e, 50); /* the socket and the queue fill up */
 	e->conf->pool.warm = 0;
+	e->conf->pool.idle_timeout_ms = 0;
+	e->conf->retire.rate = 10000;
 	assert_int_equal(pool_shrink(e->pool, 100000), 400);
 	assert_null(pool_slot_from(e->pool, 0));
 	e->conf->pool.warm = 5;

@@ -906,15 +906,30 @@ static void test_shrink(void **state)
 	run_and_idle(e, "c", 0, 0);
 	busy = spawn(e, "/");
 	attach1(e, "busy", busy);
-	/* a, b, c idle in that order; busy running; one warm */
-	assert_int_equal(pool_shrink(e->pool, 2), 2);
+	/* a, b, c idle in that order; busy running; one warm. All were used
+	 * within idle_timeout: pressure takes none of them */
+	assert_int_equal(pool_shrink(e->pool, 2), 0);
+	assert_int_equal(count(e, SLOT_IDLE), 3);
+	/* unused for longer than idle_timeout they may go, at most
+	 * retire.rate per call; b released again is in use */
+	for (const char *const *k = (const char *const[]){ "a", "b", "c", NULL }; *k; k++) {
+		struct slot *s = pool_find(e->pool, *k);
+		s->idle_since_us -= 11 * 60 * 1000000LL;
+		s->used_us -= 11 * 60 * 1000000LL;
+	}
+	pool_release(e->pool, "b", &(struct slot *){ NULL });
+	e->conf->retire.rate = 1;
+	assert_int_equal(pool_shrink(e->pool, 2), 1);
 	assert_null(pool_find(e->pool, "a"));
-	assert_null(pool_find(e->pool, "b"));
-	assert_non_null(pool_find(e->pool, "c"));
-	assert_int_equal(count(e, SLOT_WARM), 1);
-	/* more than there is: c, and no warm slot below the target */
-	assert_int_equal(pool_shrink(e->pool, 10), 1);
+	e->conf->retire.rate = 20;
+	assert_int_equal(pool_shrink(e->pool, 2), 1);
 	assert_null(pool_find(e->pool, "c"));
+	assert_non_null(pool_find(e->pool, "b"));
+	assert_int_equal(count(e, SLOT_WARM), 1);
+	pool_find(e->pool, "b")->used_us -= 11 * 60 * 1000000LL;
+	/* more than there is: b, and no warm slot below the target */
+	assert_int_equal(pool_shrink(e->pool, 10), 1);
+	assert_null(pool_find(e->pool, "b"));
 	assert_non_null(pool_find(e->pool, "busy"));
 	assert_int_equal(count(e, SLOT_WARM), 1);
 	assert_int_equal(count(e, SLOT_RUNNING), 1);
@@ -1051,6 +1066,7 @@ static void test_many_slots(void **state)
 	assert_int_equal(count(e, SLOT_IDLE), N);
 	assert_int_equal(count(e, SLOT_WARM), 4);
 	assert_non_null(pool_find(e->pool, "job-0"));
+	e->conf->pool.idle_timeout_ms = 0; /* pressure takes only keys unused that long */
 	assert_int_equal(pool_shrink(e->pool, 2), 2);
 	assert_null(pool_find(e->pool, "job-0"));
 	assert_null(pool_find(e->pool, "job-1"));

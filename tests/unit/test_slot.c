@@ -138,6 +138,10 @@ static void test_job_lifecycle(void **state)
 	expect_job(JOB_STARTING, JOB_EV_SPAWN_FAILED, 1, JOB_BACKOFF, JOB_ACT_RECORD_EXIT | JOB_ACT_BACKOFF);
 	expect_job(JOB_STARTING, JOB_EV_START_LIMIT, 1, JOB_FAILED, JOB_ACT_CANCEL);
 	expect_job(JOB_BACKOFF, JOB_EV_START_LIMIT, 1, JOB_FAILED, JOB_ACT_CANCEL);
+	/* at daemon start: a job found running, or one that had failed */
+	expect_job(JOB_STOPPED, JOB_EV_ADOPT, 0, JOB_RUNNING, 0);
+	expect_job(JOB_STOPPED, JOB_EV_START_LIMIT, 0, JOB_FAILED, JOB_ACT_CANCEL);
+	expect_job_nop(JOB_RUNNING, JOB_EV_ADOPT);
 	/* run after failed clears the limit */
 	expect_job(JOB_FAILED, JOB_EV_RUN, 0, JOB_STARTING, spawn | JOB_ACT_RESET_LIMIT);
 }
