@@ -21,6 +21,14 @@ if [ -n "$missing" ]; then
 	apt-get install -y -qq $missing > /dev/null
 fi
 
+# runit for the test of a job that runsv supervises; without its
+# recommends, which would replace the init system
+if ! dpkg-query -W -f='${Status}' runit 2>/dev/null | grep -q 'ok installed'; then
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get install -y -qq --no-install-recommends runit > /dev/null ||
+		echo "setup: runit not installed; its test will be skipped"
+fi
+
 [ -x configure ] || autoreconf -fi
 [ -f Makefile ] || ./configure --sysconfdir=/etc --localstatedir=/var
 make -j"$(nproc)"
