@@ -283,6 +283,21 @@ static void start_output(struct job *j, int fd, struct joblog **l, const char *s
 		log_warn("job %s: %s to the log: %s", j->key, stream, strerror(-r));
 }
 
+/* A restart, on a cgroup2 hierarchy with clone3: the child is born in the
+ * slot's directory there (still held until pool_attach has placed it in
+ * the other hierarchies and started the run). -1 for the first start of a
+ * key, which has no slot yet, and where the kernel cannot. */
+static int born_inside(struct job *j)
+{
+	struct slot *s = pool_find(j->js->pool, j->key);
+	bool everywhere;
+	int fd;
+
+	if (!s || s->state == SLOT_RETIRING || cg_slot_dirfd(pool_cg(j->js->pool), s->name, &fd, &everywhere) < 0)
+		return -1;
+	return fd;
+}
+
 static int job_spawn(struct job *j, const struct conf_job *cj)
 {
 	struct spawn sp = { .cgroup_fd = -1 };
@@ -307,7 +322,16 @@ static int job_spawn(struct job *j, const struct conf_job *cj)
 	memcpy(sp.fds, x.fds, sizeof(sp.fds));
 	sp.place = place_in_slot;
 	sp.ud = j;
+	sp.cgroup_fd = born_inside(j);
 	r = spawn_start(&sp, &pid, &pidfd, &errfd);
+	if (sp.cgroup_fd >= 0) {
+		close(sp.cgroup_fd);
+		if (r == -ENOSYS || r == -E2BIG || r == -EINVAL || r == -EOPNOTSUPP || r == -EBUSY) {
+			log_info("job %s: clone3 into the slot: %s; held until placed instead", j->key, strerror(-r));
+			sp.cgroup_fd = -1;
+			r = spawn_start(&sp, &pid, &pidfd, &errfd);
+		}
+	}
 	job_exec_free(&x); /* the child has its copies */
 	if (r < 0) {
 		if (x.out_read >= 0)

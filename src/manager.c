@@ -403,6 +403,7 @@ static void m_release(struct vl_call *call, json_t *params, void *ud)
 /* ---- List: streamed with "more", one reply otherwise */
 
 struct list_stream {
+	struct manager *m;
 	struct pool *pool;
 	unsigned next_id; /* the next slot to send: the first with an id >= this */
 };
@@ -413,12 +414,12 @@ static struct slot *slot_after(struct pool *pool, const struct slot *s)
 }
 
 /* {"slots": [s]}, or {"slots": []} when s is NULL */
-static json_t *list_reply(struct pool *pool, const struct slot *s)
+static json_t *list_reply(struct manager *m, const struct slot *s)
 {
 	json_t *arr = json_array();
 
 	if (s)
-		json_array_append_new(arr, manager_slot_json(pool, s));
+		json_array_append_new(arr, slot_json(m, s));
 	return json_pack("{s:o}", "slots", arr);
 }
 
@@ -439,19 +440,19 @@ static void list_batch(struct vl_call *call, void *ud)
 			s = NULL; /* the client is gone */
 			break;
 		}
-		if (vl_call_continue(call, list_reply(ls->pool, s)) < 0) {
+		if (vl_call_continue(call, list_reply(ls->m, s)) < 0) {
 			s = NULL; /* the connection is closing: the final reply is dropped */
 			break;
 		}
 		ls->next_id = next->id;
 		s = next;
 	}
-	vl_call_reply(call, list_reply(ls->pool, s));
+	vl_call_reply(call, list_reply(ls->m, s));
 	free(ls);
 }
 
 struct list_all {
-	struct pool *pool;
+	struct manager *m;
 	json_t *slots;
 	size_t bytes; /* encoded, with a separator each */
 };
@@ -459,7 +460,7 @@ struct list_all {
 static int list_one(struct slot *s, void *ud)
 {
 	struct list_all *la = ud;
-	json_t *j = manager_slot_json(la->pool, s);
+	json_t *j = slot_json(la->m, s);
 
 	la->bytes += json_dumpb(j, NULL, 0, JSON_COMPACT) + 1;
 	json_array_append_new(la->slots, j);
@@ -469,13 +470,14 @@ static int list_one(struct slot *s, void *ud)
 static void m_list(struct vl_call *call, json_t *params, void *ud)
 {
 	struct manager *m = ud;
-	struct list_all la = { m->pool, json_array(), 0 };
+	struct list_all la = { m, json_array(), 0 };
 	struct list_stream *ls;
 
 	if (vl_call_more(call)) {
 		json_decref(la.slots);
 		if (!(ls = calloc(1, sizeof(*ls))))
 			return not_supported(m, call, "out of memory");
+		ls->m = m;
 		ls->pool = m->pool;
 		return list_batch(call, ls);
 	}
