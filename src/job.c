@@ -57,6 +57,8 @@ struct jobs {
 	const struct conf *const *conf;
 	struct job *list;
 	ev_timer drop_timer; /* frees forgotten jobs outside their own callbacks */
+	ev_prepare save;     /* jobs.json is written before the loop waits */
+	char *saved;         /* what jobs.json holds */
 	char path[PATH_MAX]; /* <state_dir>/jobs.json */
 };
 
@@ -78,9 +80,17 @@ static struct job *job_find(struct jobs *js, const char *key)
 }
 
 /* ---- persistence: <state_dir>/jobs.json, rewritten on every transition
- * (few jobs: the file stays small) */
+ * (few jobs: the file stays small). Not fsync'ed: it is for a restart of
+ * the daemon; after a reboot no job of it runs anyway. */
 
-static void jobs_save(struct jobs *js)
+/* A starting job is saved as running: both mean a main process in the
+ * slot, which is what a restart of the daemon adopts. */
+static const char *saved_state(enum job_state st)
+{
+	return job_state_name(st == JOB_STARTING ? JOB_RUNNING : st);
+}
+
+static void jobs_write(struct jobs *js)
 {
 	json_t *arr = json_array(), *root;
 	char *text;
@@ -88,15 +98,37 @@ static void jobs_save(struct jobs *js)
 
 	for (struct job *j = js->list; j; j = j->next)
 		json_array_append_new(arr, json_pack("{s:s, s:s, s:i, s:I}", "key", j->key, "state",
-						     job_state_name(j->state), "pid", (int)j->pid, "restarts",
+						     saved_state(j->state), "pid", (int)j->pid, "restarts",
 						     (json_int_t)j->restarts));
 	root = json_pack("{s:i, s:o}", "version", 1, "jobs", arr);
 	text = root ? json_dumps(root, JSON_COMPACT) : NULL;
 	json_decref(root);
-	r = text ? file_write_atomic(js->path, text, strlen(text), 0600) : -ENOMEM;
+	if (text && js->saved && strcmp(text, js->saved) == 0) {
+		free(text); /* nothing that is kept changed */
+		return;
+	}
+	r = text ? file_replace(js->path, text, strlen(text), 0600) : -ENOMEM;
 	if (r < 0)
 		log_warn("jobs: save %s: %s", js->path, strerror(-r));
-	free(text);
+	free(js->saved);
+	js->saved = r == 0 ? text : NULL;
+	if (r < 0)
+		free(text);
+}
+
+/* once per loop pass, before the loop waits: the transitions of one pass
+ * (an exit and the restart it causes) cost one write */
+static void save_cb(struct ev_loop *loop, ev_prepare *w, int revents)
+{
+	(void)revents;
+	ev_prepare_stop(loop, w);
+	jobs_write(w->data);
+}
+
+static void jobs_save(struct jobs *js)
+{
+	if (!ev_is_active(&js->save))
+		ev_prepare_start(js->loop, &js->save);
 }
 
 /* ---- the start limit */
@@ -304,7 +336,7 @@ static int job_spawn(struct job *j, const struct conf_job *cj)
 	struct job_exec x;
 	char err[256] = "";
 	pid_t pid;
-	int pidfd, errfd, r = job_exec_prepare(cj, j->key, &x, err, sizeof(err));
+	int errfd, r = job_exec_prepare(cj, j->key, &x, err, sizeof(err));
 
 	if (r < 0) {
 		log_err("job %s: cannot start: %s", j->key, err);
@@ -323,13 +355,13 @@ static int job_spawn(struct job *j, const struct conf_job *cj)
 	sp.place = place_in_slot;
 	sp.ud = j;
 	sp.cgroup_fd = born_inside(j);
-	r = spawn_start(&sp, &pid, &pidfd, &errfd);
+	r = spawn_start(&sp, &pid, NULL, &errfd);
 	if (sp.cgroup_fd >= 0) {
 		close(sp.cgroup_fd);
 		if (r == -ENOSYS || r == -E2BIG || r == -EINVAL || r == -EOPNOTSUPP || r == -EBUSY) {
 			log_info("job %s: clone3 into the slot: %s; held until placed instead", j->key, strerror(-r));
 			sp.cgroup_fd = -1;
-			r = spawn_start(&sp, &pid, &pidfd, &errfd);
+			r = spawn_start(&sp, &pid, NULL, &errfd);
 		}
 	}
 	job_exec_free(&x); /* the child has its copies */
@@ -341,9 +373,7 @@ static int job_spawn(struct job *j, const struct conf_job *cj)
 		log_err("job %s: cannot start %s: %s", j->key, cj->exec, strerror(-r));
 		return r;
 	}
-	if (pidfd >= 0)
-		close(pidfd); /* our child: ev_child reports its exit with the status */
-	j->pid = pid;
+	j->pid = pid; /* our child: ev_child reports its exit with the status */
 	j->ours = true;
 	ev_child_set(&j->child, pid, 0);
 	ev_child_start(j->js->loop, &j->child);
@@ -398,6 +428,10 @@ static void act_backoff(struct job *j, const struct conf_job *cj)
 	double after = cj ? cj->restart_sec_ms / 1000. : 1.;
 
 	j->next_restart_us = now_real_us() + (int64_t)(after * 1e6);
+	if (after <= 0) { /* restart_sec = 0: in this loop pass, not the next */
+		ev_feed_event(j->js->loop, &j->restart_timer, EV_TIMER);
+		return;
+	}
 	ev_timer_set(&j->restart_timer, after, 0.);
 	ev_timer_start(j->js->loop, &j->restart_timer);
 }
@@ -574,6 +608,8 @@ int jobs_new(struct ev_loop *loop, struct pool *pool, const struct conf *const *
 	}
 	ev_init(&js->drop_timer, drop_cb);
 	js->drop_timer.data = js;
+	ev_prepare_init(&js->save, save_cb);
+	js->save.data = js;
 	*out = js;
 	return 0;
 }
@@ -582,7 +618,10 @@ void jobs_free(struct jobs *js)
 {
 	if (!js)
 		return;
-	jobs_save(js);
+	if (ev_is_active(&js->save))
+		ev_prepare_stop(js->loop, &js->save);
+	jobs_write(js);
+	free(js->saved);
 	while (js->list) {
 		struct job *j = js->list;
 		js->list = j->next;

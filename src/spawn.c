@@ -85,8 +85,10 @@ static void child_signals(void)
 	struct sigaction sa = { .sa_handler = SIG_DFL };
 	sigset_t all;
 
-	for (int sig = 1; sig < NSIG; sig++)
-		sigaction(sig, &sa, NULL); /* EINVAL for KILL, STOP and the ones in use by libc: fine */
+	/* the standard signals: the daemon's handlers and ignores are among
+	 * them (real-time ones it never touches) */
+	for (int sig = 1; sig < 32; sig++)
+		sigaction(sig, &sa, NULL); /* EINVAL for KILL and STOP: fine */
 	sigemptyset(&all);
 	sigprocmask(SIG_SETMASK, &all, NULL);
 }
@@ -179,7 +181,7 @@ int spawn_start(const struct spawn *sp, pid_t *pid, int *pidfd, int *errfd)
 	int ep[2], hp[2] = { -1, -1 }, pfd = -1, r = 0;
 	pid_t child;
 
-	if (!sp || !sp->path || !sp->argv || !sp->envp || !pid || !pidfd || !errfd)
+	if (!sp || !sp->path || !sp->argv || !sp->envp || !pid || !errfd)
 		return -EINVAL;
 	if (pipe2(ep, O_CLOEXEC) < 0)
 		return -errno;
@@ -205,7 +207,10 @@ int spawn_start(const struct spawn *sp, pid_t *pid, int *pidfd, int *errfd)
 		goto out;
 	}
 	*pid = child;
-	*pidfd = pfd >= 0 ? pfd : open_pidfd(child);
+	if (pidfd)
+		*pidfd = pfd >= 0 ? pfd : open_pidfd(child);
+	else if (pfd >= 0)
+		close(pfd);
 	*errfd = ep[0];
 	ep[0] = -1;
 out:

@@ -45,8 +45,8 @@ enum spawn_stage {
 
 const char *spawn_stage_name(enum spawn_stage st);
 
-/* Start the child. On success *pid is its pid, *pidfd a pidfd for it (-1
- * where the kernel has none), and *errfd a descriptor that becomes readable
+/* Start the child. On success *pid is its pid, *pidfd (when pidfd is not
+ * NULL) a pidfd for it (-1 where the kernel has none), and *errfd a descriptor that becomes readable
  * once the child has called execve (end of file) or failed before it (see
  * spawn_outcome); the caller closes both. -errno when the process could not
  * be created or placed (then no child is left behind). */

@@ -161,7 +161,7 @@ static int write_all(int fd, const char *p, size_t len)
 	return 0;
 }
 
-int file_write_atomic(const char *path, const void *data, size_t len, mode_t mode)
+static int write_replace(const char *path, const void *data, size_t len, mode_t mode, bool durable)
 {
 	char tmp[PATH_MAX];
 	int fd, r;
@@ -176,7 +176,7 @@ int file_write_atomic(const char *path, const void *data, size_t len, mode_t mod
 	if (fd < 0)
 		return -errno;
 	r = write_all(fd, data, len);
-	if (r == 0 && fsync(fd) < 0)
+	if (r == 0 && durable && fsync(fd) < 0)
 		r = -errno;
 	if (close(fd) < 0 && r == 0)
 		r = -errno;
@@ -185,6 +185,16 @@ int file_write_atomic(const char *path, const void *data, size_t len, mode_t mod
 	if (r < 0)
 		unlink(tmp);
 	return r;
+}
+
+int file_write_atomic(const char *path, const void *data, size_t len, mode_t mode)
+{
+	return write_replace(path, data, len, mode, true);
+}
+
+int file_replace(const char *path, const void *data, size_t len, mode_t mode)
+{
+	return write_replace(path, data, len, mode, false);
 }
 
 ssize_t file_read(const char *path, char *buf, size_t len)

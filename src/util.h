@@ -31,6 +31,9 @@ int key_validate(const char *key, const char **reason);
 /* Write data to path through a temporary file and rename(2): readers see
  * the old content or the new one, never a mix. The file is fsync'ed. */
 int file_write_atomic(const char *path, const void *data, size_t len, mode_t mode);
+/* The same without fsync: it survives the process (a crash of the daemon),
+ * not the machine; for state that means nothing after a reboot. */
+int file_replace(const char *path, const void *data, size_t len, mode_t mode);
 /* Read at most len-1 bytes of a (small, kernel or state) file, NUL-terminated.
  * Returns the number of bytes read or a negative errno. */
 ssize_t file_read(const char *path, char *buf, size_t len);
