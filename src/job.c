@@ -193,9 +193,27 @@ static void kill_leftovers(struct job *j)
 	cg_slot_kill(pool_cg(j->js->pool), s->name, &atomic);
 }
 
+/* The spawn report of the main process that just exited, if the loop has
+ * not read it yet: it is there now (a failure, or end of file). */
+static void finish_report(struct job *j)
+{
+	enum spawn_stage stage = SPAWN_OK;
+	int r;
+
+	if (!ev_is_active(&j->report))
+		return;
+	r = spawn_outcome(j->report.fd, &stage);
+	if (r < 0 && r != -EAGAIN)
+		log_err("job %s: start failed at %s: %s", j->key, spawn_stage_name(stage), strerror(-r));
+	ev_io_stop(j->js->loop, &j->report);
+	close(j->report.fd);
+}
+
 static void main_exited(struct job *j, int status, int sig, bool unsupervised)
 {
 	char how[64];
+
+	finish_report(j);
 
 	if (sig)
 		snprintf(how, sizeof(how), "killed by SIG%s", sigabbrev_np(sig) ? sigabbrev_np(sig) : "?");
@@ -373,6 +391,7 @@ static int job_spawn(struct job *j, const struct conf_job *cj)
 		log_err("job %s: cannot start %s: %s", j->key, cj->exec, strerror(-r));
 		return r;
 	}
+	finish_report(j); /* a report of an earlier start still unread: it no longer matters */
 	j->pid = pid; /* our child: ev_child reports its exit with the status */
 	j->ours = true;
 	ev_child_set(&j->child, pid, 0);
