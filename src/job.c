@@ -345,6 +345,7 @@ static int born_inside(struct job *j)
 
 	if (!s || s->state == SLOT_RETIRING || cg_slot_dirfd(pool_cg(j->js->pool), s->name, &fd, &everywhere) < 0)
 		return -1;
+	pool_run_settle(j->js->pool, j->key); /* the last run ends before the next is born */
 	return fd;
 }
 

@@ -736,6 +736,14 @@ fail:
 	return r;
 }
 
+void pool_run_settle(struct pool *p, const char *key)
+{
+	struct slot *s = pool_find(p, key);
+
+	if (s && s->state == SLOT_RUNNING && !pool_slot_has_procs(s))
+		pool_slot_event(s, SLOT_EV_EMPTY);
+}
+
 int pool_record_exit(struct pool *p, const char *key, int exit_status, int signal, bool unsupervised)
 {
 	struct slot *s = pool_find(p, key);

@@ -81,6 +81,10 @@ void pool_set_conf(struct pool *p, const struct conf *conf);
  * which is then bound and running, and the error is still returned. */
 int pool_attach(struct pool *p, const char *key, const char *class_name, const pid_t *pids, size_t npids,
 		struct slot **out, pid_t *bad_pid);
+/* The key's run ends now if its slot holds no process any more, before
+ * its event arrives (a job's next process is born in the slot: the attach
+ * that follows must see a new run). */
+void pool_run_settle(struct pool *p, const char *key);
 /* A supervised job's main process ended: its exit status (-1 unknown) or
  * the signal that killed it goes into the key's current or last run.
  * -ENOENT: no slot for the key, or no run. */
