@@ -205,8 +205,16 @@ kill -9 "$pid_steady"
 check "kill -9: a crash of an adopted job is restarted (restart = always)" \
 	wait_for 5 sh -c "p=\$(\"$CGPOOLCTL\" --json status steady | sed -n 's/.*\"main_pid\": *\([0-9]*\).*/\1/p'); [ -n \"\$p\" ] && [ \"\$p\" != $pid_steady ]"
 check "kill -9: ... in the same slot" [ "$(field steady name)" = "$slot_steady" ]
-ctl stop steady > /dev/null
 ctl stop flap > /dev/null
 wait_for 5 state_is flap stopped
+
+# --- reload: a job gone from the config is stopped, a new one starts
+pid=$(field steady main_pid)
+sed -i 's/^\[job steady\]$/[job fresh]/' "$T_DIR/cgpool.conf"
+ctl reload > /dev/null || fail "reload"
+check "reload: the removed job's process is stopped" wait_for 5 sh -c "! kill -0 $pid 2>/dev/null"
+check "reload: the added job (autostart) runs" wait_for 5 state_is fresh running
+check "reload: the removed job is no longer supervised" sh -c "! \"$CGPOOLCTL\" run steady 2>/dev/null"
+ctl stop fresh > /dev/null
 rm -f "$T_DIR"/data.* "$T_DIR"/where*
 finish
