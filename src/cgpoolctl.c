@@ -392,7 +392,9 @@ static void print_slot_line(json_t *s)
 
 	snprintf(runs, sizeof(runs), "%lld", (long long)json_integer_value(json_object_get(s, "runs")));
 	human_size(json_object_get(s, "memory_current"), mem, sizeof(mem));
-	printf(LIST_FORMAT, str_field(s, "key", "-"), str_field(s, "state", "?"), runs, mem, str_field(s, "path", "-"));
+	/* a supervised key that never started has no slot: its job state */
+	printf(LIST_FORMAT, str_field(s, "key", "-"), str_field(s, "state", str_field(s, "job_state", "?")), runs, mem,
+	       str_field(s, "path", "-"));
 }
 
 struct list_out {

@@ -828,3 +828,9 @@ int jobs_info(struct jobs *js, const char *key, struct job_info *out)
 	out->next_restart_us = j->state == JOB_BACKOFF ? j->next_restart_us : 0;
 	return 0;
 }
+
+void jobs_foreach(struct jobs *js, void (*fn)(const char *key, void *ud), void *ud)
+{
+	for (struct job *j = js->list; j; j = j->next)
+		fn(j->key, ud);
+}

@@ -38,6 +38,9 @@ int jobs_run(struct jobs *js, const char *key);
 int jobs_stop(struct jobs *js, const char *key);
 int jobs_restart(struct jobs *js, const char *key);
 
+/* fn for every supervised job's key, in no particular order */
+void jobs_foreach(struct jobs *js, void (*fn)(const char *key, void *ud), void *ud);
+
 /* What Status and List show of a supervised key. */
 struct job_info {
 	enum job_state state;

@@ -54,7 +54,8 @@ static const char interface_description[] =
 	"  attributed: ?bool, flushed_bytes: ?int)\n"
 	"# With \"more\": one reply per slot ({\"slots\": [Slot]}), each but the last\n"
 	"# with \"continues\"; an empty pool (or slots gone while streaming) ends with\n"
-	"# {\"slots\": []}. Without \"more\": all slots in one reply, or the error\n"
+	"# {\"slots\": []}; the final reply also holds the supervised keys that have no\n"
+	"# slot (never started). Without \"more\": all slots in one reply, or the error\n"
 	"# org.varlink.service.ExpectedMore when they do not fit one message (1 MiB).\n"
 	"method List() -> (slots: []Slot)\n"
 	"method Status(key: ?string) -> (daemon: ?object, slot: ?Slot, recent_runs: ?[]Run)\n"
@@ -414,12 +415,49 @@ static struct slot *slot_after(struct pool *pool, const struct slot *s)
 }
 
 /* {"slots": [s]}, or {"slots": []} when s is NULL */
-static json_t *list_reply(struct manager *m, const struct slot *s)
+/* a supervised key that has no slot yet (never started): its job alone */
+static json_t *job_without_slot(struct manager *m, const char *key)
+{
+	struct job_info ji;
+
+	if (!m->hooks.jobs || jobs_info(m->hooks.jobs, key, &ji) < 0)
+		return NULL;
+	return json_pack("{s:s, s:n, s:s, s:I, s:n}", "key", key, "state", "job_state", job_state_name(ji.state),
+			 "restarts", (json_int_t)ji.restarts, "main_pid");
+}
+
+struct unbound {
+	struct manager *m;
+	json_t *arr;
+};
+
+static void add_unbound(const char *key, void *ud)
+{
+	struct unbound *u = ud;
+	json_t *j = pool_find(u->m->pool, key) ? NULL : job_without_slot(u->m, key);
+
+	if (j)
+		json_array_append_new(u->arr, j);
+}
+
+/* the supervised keys without a slot (never started), after the slots */
+static void append_unbound(struct manager *m, json_t *arr)
+{
+	struct unbound u = { m, arr };
+
+	if (m->hooks.jobs)
+		jobs_foreach(m->hooks.jobs, add_unbound, &u);
+}
+
+/* last: the final reply, which also carries the supervised keys without a slot */
+static json_t *list_reply(struct manager *m, const struct slot *s, bool last)
 {
 	json_t *arr = json_array();
 
 	if (s)
 		json_array_append_new(arr, slot_json(m, s));
+	if (last)
+		append_unbound(m, arr);
 	return json_pack("{s:o}", "slots", arr);
 }
 
@@ -440,14 +478,14 @@ static void list_batch(struct vl_call *call, void *ud)
 			s = NULL; /* the client is gone */
 			break;
 		}
-		if (vl_call_continue(call, list_reply(ls->m, s)) < 0) {
+		if (vl_call_continue(call, list_reply(ls->m, s, false)) < 0) {
 			s = NULL; /* the connection is closing: the final reply is dropped */
 			break;
 		}
 		ls->next_id = next->id;
 		s = next;
 	}
-	vl_call_reply(call, list_reply(ls->m, s));
+	vl_call_reply(call, list_reply(ls->m, s, true));
 	free(ls);
 }
 
@@ -485,6 +523,7 @@ static void m_list(struct vl_call *call, json_t *params, void *ud)
 		json_decref(la.slots);
 		return reply_error(m, call, VL_ERR_EXPECTED_MORE, NULL);
 	}
+	append_unbound(m, la.slots);
 	vl_call_reply(call, json_pack("{s:o}", "slots", la.slots));
 }
 
@@ -535,17 +574,6 @@ static json_t *daemon_json(struct manager *m)
 	if ((m->hooks.dying ? dying_cache_get(m->hooks.dying, &dying, NULL) : cg_dying(pool_cg(m->pool), &dying)) == 0)
 		json_object_set_new(j, "dying_memcgs", json_integer((json_int_t)dying.count));
 	return j;
-}
-
-/* a supervised key that has no slot yet (never started): its job alone */
-static json_t *job_without_slot(struct manager *m, const char *key)
-{
-	struct job_info ji;
-
-	if (!m->hooks.jobs || jobs_info(m->hooks.jobs, key, &ji) < 0)
-		return NULL;
-	return json_pack("{s:s, s:n, s:s, s:I, s:n}", "key", key, "state", "job_state", job_state_name(ji.state),
-			 "restarts", (json_int_t)ji.restarts, "main_pid");
 }
 
 static void m_status(struct vl_call *call, json_t *params, void *ud)

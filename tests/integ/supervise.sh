@@ -99,6 +99,8 @@ check "a missing user is a config error at its line ($out)" sh -c "echo '$out' |
 start_daemon
 check "autostart: steady runs once the daemon is up" wait_for 5 state_is steady running
 check "autostart = no: flap is stopped" state_is flap stopped
+check "list shows a supervised key that never started" sh -c "\"$CGPOOLCTL\" list | grep -Eq '^flap +stopped'"
+check "list --json too" sh -c "\"$CGPOOLCTL\" --json list | grep -q '\"job_state\": *\"stopped\"'"
 
 # --- restart = always: RUNS runs, one slot, every run in it, nothing dying
 if [ "$T_MEMORY" = v1 ]; then base=$(dying_memcgs); else base=$(dying_memcgs); fi
