@@ -19,7 +19,6 @@
 
 #include "varlink.h"
 
-#include "auth.h"
 #include "log.h"
 #include "util.h"
 
@@ -33,16 +32,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define VL_MAX_INTERFACES 16
-#define VL_MAX_METHODS 128
-#define VL_ACCEPT_BATCH 16      /* accepts per wakeup */
-#define VL_ACCEPT_PAUSE 1.0     /* seconds to stop accepting after EMFILE and co */
-#define VL_CALLS_PER_PASS 4     /* requests dispatched per connection per loop pass */
-#define VL_GROUPS_MAX 65536     /* supplementary groups of a peer, at most (NGROUPS_MAX) */
-#ifndef SO_PEERPIDFD
-#define SO_PEERPIDFD 77 /* Linux 6.5 */
-#endif
-#define VL_SERVICE "org.varlink.service"
+#include "varlink_internal.h"
 
 static const char service_idl[] =
 	"# The Varlink Service Interface is provided by every varlink service. It\n"
@@ -59,177 +49,6 @@ static const char service_idl[] =
 	"# One of the passed parameters is invalid.\nerror InvalidParameter (parameter: string)\n\n"
 	"# Client is denied access\nerror PermissionDenied ()\n\n"
 	"# Method is expected to be called with 'more' set to true, but wasn't\nerror ExpectedMore ()\n";
-
-struct vl_method {
-	char *name;
-	vl_method_fn fn;
-	void *ud;
-};
-
-struct vl_iface {
-	char *name;
-	char *description;
-};
-
-struct vl_conn {
-	struct vl_server *srv;
-	struct vl_conn *prev, *next;
-	int fd;
-	ev_io rw, ww;
-	ev_timer idle_w;
-	struct ucred cred;
-	bool privileged; /* judged once, at accept */
-	int pidfd;       /* the peer process as it was at connect; -1: none */
-	ev_tstamp active; /* last request read or reply queued */
-	unsigned pass_calls; /* requests dispatched in loop pass pass_iter */
-	unsigned pass_iter;
-	bool deferred;       /* complete requests wait for the next pass */
-	char *out; /* encoded replies, out[out_off..out_len) not sent yet */
-	size_t out_len, out_off, out_cap;
-	struct vl_call *pending;
-	bool busy, eof, closing, dead;
-	size_t in_len;
-	char in[]; /* VL_MAX_MESSAGE bytes */
-};
-
-struct vl_call {
-	struct vl_conn *conn; /* NULL once the connection is gone */
-	char method[256];
-	json_t *params;
-	struct ucred cred;
-	bool privileged;
-	bool oneway, more;
-	vl_drained_fn drained; /* one-shot resume hook */
-	void *drained_ud;
-};
-
-struct vl_server {
-	struct ev_loop *loop;
-	int listen_fd;
-	ev_io accept_w;
-	ev_timer pause_w;
-	char *info[4]; /* vendor, product, version, url */
-	struct vl_iface ifaces[VL_MAX_INTERFACES];
-	size_t n_ifaces;
-	struct vl_method methods[VL_MAX_METHODS];
-	size_t n_methods;
-	struct vl_conn *conns;
-	size_t n_conns;
-	struct vl_limits limits;
-	bool full_logged;
-};
-
-/* ------------------------------------------------------------------ decoding */
-
-/* interface part: reverse-domain words; member: a word. Bytes [A-Za-z0-9_-.]. */
-static bool method_name_ok(const char *m)
-{
-	const char *dot = strrchr(m, '.');
-
-	if (!dot || dot == m || dot[1] == '\0' || m[0] == '.')
-		return false;
-	for (const char *p = m; *p; p++)
-		if ((!isalnum((unsigned char)*p) && !strchr("._-", *p)) || (p[0] == '.' && p[1] == '.'))
-			return false;
-	return true;
-}
-
-/* the string if v is one without an embedded NUL, else NULL */
-static const char *c_string(json_t *v)
-{
-	const char *s = json_string_value(v);
-
-	return s && strlen(s) == json_string_length(v) ? s : NULL;
-}
-
-static int decode_flag(json_t *root, const char *name, bool *out)
-{
-	json_t *v = json_object_get(root, name);
-
-	if (v && !json_is_null(v) && !json_is_boolean(v))
-		return -EINVAL;
-	*out = json_is_true(v);
-	return 0;
-}
-
-static const char *decode_fields(json_t *root, struct vl_request *req)
-{
-	json_t *m = json_object_get(root, "method");
-	json_t *p = json_object_get(root, "parameters");
-
-	if (!json_is_string(m))
-		return "method is missing or not a string";
-	if (json_string_length(m) >= sizeof(req->method))
-		return "method name is too long";
-	if (!c_string(m) || !method_name_ok(c_string(m)))
-		return "method name is not a valid Varlink method name";
-	if (p && !json_is_null(p) && !json_is_object(p))
-		return "parameters is not an object";
-	if (decode_flag(root, "oneway", &req->oneway) < 0)
-		return "oneway is not a boolean";
-	if (decode_flag(root, "more", &req->more) < 0)
-		return "more is not a boolean";
-	if (decode_flag(root, "upgrade", &req->upgrade) < 0)
-		return "upgrade is not a boolean";
-	strcpy(req->method, json_string_value(m));
-	req->params = json_is_object(p) ? json_incref(p) : json_object();
-	return req->params ? NULL : "out of memory";
-}
-
-int vl_request_decode(const char *msg, size_t len, struct vl_request *out, const char **why)
-{
-	struct vl_request req = { .params = NULL };
-	json_error_t jerr;
-	const char *err;
-	json_t *root;
-
-	/* \u0000 is valid JSON: a string holding it is the method's to refuse */
-	root = json_loadb(msg, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);
-	if (!root) {
-		*why = "message is not valid JSON";
-		return -EINVAL;
-	}
-	err = json_is_object(root) ? decode_fields(root, &req) : "message is not a JSON object";
-	json_decref(root);
-	if (err) {
-		*why = err;
-		return -EINVAL;
-	}
-	*out = req;
-	return 0;
-}
-
-static char *reply_encode(const char *error, json_t *params, bool continues, size_t *len)
-{
-	json_t *root;
-	char *s;
-
-	if (!params)
-		params = json_object();
-	if (!json_is_object(params)) {
-		json_decref(params);
-		return NULL;
-	}
-	/* json_pack steals "o" even when it fails */
-	root = error ? json_pack("{s:s, s:o}", "error", error, "parameters", params)
-		     : json_pack("{s:o}", "parameters", params);
-	if (root && continues && json_object_set_new(root, "continues", json_true()) < 0) {
-		json_decref(root);
-		root = NULL;
-	}
-	if (!root)
-		return NULL;
-	s = json_dumps(root, JSON_COMPACT);
-	json_decref(root);
-	if (s)
-		*len = strlen(s) + 1;
-	return s;
-}
-
-char *vl_reply_encode(const char *error, json_t *params, size_t *len)
-{
-	return reply_encode(error, params, false, len);
-}
 
 /* ------------------------------------------------------------ connections */
 
@@ -317,7 +136,7 @@ static int out_append(struct vl_conn *c, char *msg, size_t len)
 static int conn_queue(struct vl_conn *c, const char *error, json_t *params, bool continues)
 {
 	size_t len = 0;
-	char *msg = reply_encode(error, params, continues, &len);
+	char *msg = vl_encode(error, params, continues, &len);
 	int r = !msg ? -EINVAL : len > VL_MAX_REPLY ? -EMSGSIZE : out_append(c, msg, len);
 
 	if (r < 0) {
@@ -401,7 +220,7 @@ static void route(struct vl_server *s, struct vl_call *call, bool upgrade)
 		return;
 	}
 	strcpy(iface, call->method);
-	*strrchr(iface, '.') = '\0'; /* method_name_ok() guarantees a dot */
+	*strrchr(iface, '.') = '\0'; /* vl_method_name_ok() guarantees a dot */
 	if (!iface_known(s, iface))
 		vl_call_error(call, VL_ERR_INTERFACE_NOT_FOUND, json_pack("{s:s}", "interface", iface));
 	else
@@ -563,81 +382,7 @@ static void conn_idle_cb(struct ev_loop *loop, ev_timer *w, int revents)
 	conn_run(c);
 }
 
-/* Is gid among the peer's groups (SO_PEERGROUPS)? */
-static bool peer_in_group(int fd, gid_t gid)
-{
-	gid_t small[64], *groups = small;
-	socklen_t len = sizeof(small);
-	bool found = false;
-
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len) < 0) {
-		if (errno != ERANGE || len > VL_GROUPS_MAX * sizeof(gid_t) || !(groups = malloc(len)))
-			return false;
-		if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len) < 0)
-			len = 0;
-	}
-	for (size_t i = 0; i < len / sizeof(gid_t) && !found; i++)
-		found = groups[i] == gid;
-	if (groups != small)
-		free(groups);
-	return found;
-}
-
-/* The peer process as a pidfd: SO_PEERPIDFD where the kernel has it (the
- * process that connected, even if its pid was reused since), else
- * pidfd_open() of the SO_PEERCRED pid now. -ESRCH: it is gone already. */
-static int peer_pidfd(int fd, pid_t pid, int *out)
-{
-	socklen_t len = sizeof(int);
-	int pfd = -1;
-
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pfd, &len) == 0 && pfd >= 0) {
-		*out = pfd;
-		return 0;
-	}
-	if (errno == ESRCH)
-		return -ESRCH;
-	pfd = (int)syscall(SYS_pidfd_open, pid, 0);
-	if (pfd < 0)
-		return errno == ESRCH ? -ESRCH : errno == ENOSYS ? -ENOSYS : -errno;
-	fcntl(pfd, F_SETFD, FD_CLOEXEC);
-	*out = pfd;
-	return 0;
-}
-
-static unsigned conns_of_uid(const struct vl_server *s, uid_t uid)
-{
-	unsigned n = 0;
-
-	for (const struct vl_conn *c = s->conns; c; c = c->next)
-		n += !c->privileged && c->cred.uid == uid;
-	return n;
-}
-
-/* Credentials, judged once: who the peer is, whether it is privileged (uid
- * 0, or the privileged gid as its gid or a supplementary group), its pidfd.
- * -EUSERS: over a connection limit; -ESRCH: the peer is gone. */
-static int conn_judge(struct vl_server *s, struct vl_conn *c)
-{
-	const struct vl_limits *l = &s->limits;
-	socklen_t len = sizeof(struct ucred);
-	int r;
-
-	if (getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &c->cred, &len) < 0)
-		return -errno;
-	c->privileged = c->cred.uid == 0 ||
-			(l->privileged_gid != (gid_t)-1 &&
-			 (c->cred.gid == l->privileged_gid || peer_in_group(c->fd, l->privileged_gid)));
-	if (!auth_conn_allowed(c->privileged, (unsigned)s->n_conns, conns_of_uid(s, c->cred.uid), l->max_conns,
-			       l->max_per_user))
-		return -EUSERS;
-	r = peer_pidfd(c->fd, c->cred.pid, &c->pidfd);
-	if (r == -ENOSYS)
-		return 0; /* no pidfds (before Linux 5.3): the pid alone */
-	return r;
-}
-
-static int conn_new(struct vl_server *s, int fd)
+int vl_conn_new(struct vl_server *s, int fd)
 {
 	struct vl_conn *c = malloc(sizeof(*c) + VL_MAX_MESSAGE);
 	int r;
@@ -647,7 +392,7 @@ static int conn_new(struct vl_server *s, int fd)
 	memset(c, 0, sizeof(*c));
 	c->fd = fd;
 	c->pidfd = -1;
-	r = conn_judge(s, c);
+	r = vl_conn_judge(s, c);
 	if (r < 0) {
 		if (c->pidfd >= 0)
 			close(c->pidfd);
@@ -671,61 +416,6 @@ static int conn_new(struct vl_server *s, int fd)
 	return 0;
 }
 
-/* ------------------------------------------------------------------ accept */
-
-static void accept_pause(struct vl_server *s, int err)
-{
-	log_warn("varlink: accept: %s; not accepting for %.0f s", strerror(err), VL_ACCEPT_PAUSE);
-	ev_io_stop(s->loop, &s->accept_w);
-	ev_timer_set(&s->pause_w, VL_ACCEPT_PAUSE, 0.);
-	ev_timer_start(s->loop, &s->pause_w);
-}
-
-static void pause_cb(struct ev_loop *loop, ev_timer *w, int revents)
-{
-	struct vl_server *s = w->data;
-
-	ev_io_start(s->loop, &s->accept_w);
-}
-
-/* Over a limit: the connection is closed at once, so the client fails fast
- * instead of hanging in the backlog. Logged once until a connection closes. */
-static void refuse(struct vl_server *s, int fd, int err)
-{
-	if (err == -EUSERS && !s->full_logged)
-		log_warn("varlink: %zu clients connected (max_connections %u, %u per user, %u kept for root and "
-			 "socket_group): refusing a connection", s->n_conns, s->limits.max_conns, s->limits.max_per_user,
-			 auth_conns_reserved(s->limits.max_conns));
-	else if (err == -ESRCH)
-		log_info("varlink: the peer of a new connection has exited already; closing it");
-	else if (err != -EUSERS)
-		log_warn("varlink: new connection: %s", strerror(-err));
-	s->full_logged |= err == -EUSERS;
-	close(fd);
-}
-
-static void accept_cb(struct ev_loop *loop, ev_io *w, int revents)
-{
-	struct vl_server *s = w->data;
-
-	for (int i = 0; i < VL_ACCEPT_BATCH; i++) {
-		int fd = accept4(s->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-		int r;
-
-		if (fd < 0) {
-			if (errno == EAGAIN || errno == EWOULDBLOCK)
-				return;
-			if (errno == EINTR || errno == ECONNABORTED || errno == EPROTO)
-				continue;
-			accept_pause(s, errno);
-			return;
-		}
-		r = conn_new(s, fd);
-		if (r < 0)
-			refuse(s, fd, r);
-	}
-}
-
 /* --------------------------------------------------------- built-in service */
 
 static void svc_get_info(struct vl_call *call, json_t *params, void *ud)
@@ -742,7 +432,7 @@ static void svc_get_info(struct vl_call *call, json_t *params, void *ud)
 static void svc_get_description(struct vl_call *call, json_t *params, void *ud)
 {
 	struct vl_server *s = ud;
-	const char *name = c_string(json_object_get(params, "interface"));
+	const char *name = vl_c_string(json_object_get(params, "interface"));
 	const struct vl_iface *i = name ? find_iface(s, name) : NULL;
 
 	if (!name)
@@ -771,8 +461,8 @@ int vl_server_new(struct ev_loop *loop, int listen_fd, const struct vl_server_in
 		return -ENOMEM;
 	s->loop = loop;
 	s->listen_fd = listen_fd;
-	ev_io_init(&s->accept_w, accept_cb, listen_fd, EV_READ);
-	ev_timer_init(&s->pause_w, pause_cb, VL_ACCEPT_PAUSE, 0.);
+	ev_io_init(&s->accept_w, vl_accept_cb, listen_fd, EV_READ);
+	ev_timer_init(&s->pause_w, vl_pause_cb, VL_ACCEPT_PAUSE, 0.);
 	s->accept_w.data = s->pause_w.data = s;
 	s->limits = (struct vl_limits){ (gid_t)-1, VL_MAX_CLIENTS, VL_MAX_CLIENTS, 0. };
 	s->info[0] = strdup(info->vendor ? info->vendor : "");
@@ -845,7 +535,7 @@ int vl_server_add_method(struct vl_server *s, const char *method, vl_method_fn f
 	struct vl_method *m;
 
 	if (!s || !method || !fn || strlen(method) >= sizeof(((struct vl_call *)0)->method) ||
-	    !method_name_ok(method))
+	    !vl_method_name_ok(method))
 		return -EINVAL;
 	if (find_method(s, method))
 		return -EEXIST;
