@@ -25,110 +25,24 @@
 #include "spawn.h"
 #include "util.h"
 
-#define JOBS_FILE "jobs.json"
 #define KILL_AGAIN_S 0.1 /* SIGKILL rounds until the slot is empty (no cgroup.kill) */
 #define EMPTY_POLL_S 0.05 /* while stopping: is the slot empty yet */
 
-struct job {
-	struct jobs *js;
-	struct job *next;
-	char key[KEY_MAX + 1];
-	enum job_state state;
-	pid_t pid;              /* the main process, 0 when none */
-	bool ours;              /* our child: ev_child has its exit status */
-	int pidfd;              /* an adopted main process: readable when it exits */
-	bool restart_after_stop;
-	bool forget;            /* gone from the config: dropped once stopped */
-	ev_child child;
-	ev_io pidfd_io, report; /* report: the spawn report pipe */
-	ev_timer restart_timer, stop_timer, poll_timer;
-	int64_t *starts;        /* CLOCK_MONOTONIC us of the recent starts, oldest first */
-	unsigned nstarts;
-	unsigned long long restarts;
-	int64_t next_restart_us;
-	struct joblog *out, *err;
-	int exit_status, exit_signal; /* for JOB_ACT_RECORD_EXIT */
-	bool exit_unsupervised;
-};
+#include "job_internal.h"
 
-struct jobs {
-	struct ev_loop *loop;
-	struct pool *pool;
-	const struct conf *const *conf;
-	struct job *list;
-	ev_timer drop_timer; /* frees forgotten jobs outside their own callbacks */
-	ev_prepare save;     /* jobs.json is written before the loop waits */
-	char *saved;         /* what jobs.json holds */
-	char path[PATH_MAX]; /* <state_dir>/jobs.json */
-};
-
-static void job_event(struct job *j, enum job_event ev);
-
-static const struct conf_job *job_conf(const struct job *j)
+const struct conf_job *job_conf(const struct job *j)
 {
 	const struct conf_job *cj = conf_job_for_key(*j->js->conf, j->key);
 
 	return cj && cj->exec ? cj : NULL;
 }
 
-static struct job *job_find(struct jobs *js, const char *key)
+struct job *job_find(struct jobs *js, const char *key)
 {
 	for (struct job *j = js->list; j; j = j->next)
 		if (strcmp(j->key, key) == 0)
 			return j;
 	return NULL;
-}
-
-/* ---- persistence: <state_dir>/jobs.json, rewritten on every transition
- * (few jobs: the file stays small). Not fsync'ed: it is for a restart of
- * the daemon; after a reboot no job of it runs anyway. */
-
-/* A starting job is saved as running: both mean a main process in the
- * slot, which is what a restart of the daemon adopts. */
-static const char *saved_state(enum job_state st)
-{
-	return job_state_name(st == JOB_STARTING ? JOB_RUNNING : st);
-}
-
-static void jobs_write(struct jobs *js)
-{
-	json_t *arr = json_array(), *root;
-	char *text;
-	int r;
-
-	for (struct job *j = js->list; j; j = j->next)
-		json_array_append_new(arr, json_pack("{s:s, s:s, s:i, s:I}", "key", j->key, "state",
-						     saved_state(j->state), "pid", (int)j->pid, "restarts",
-						     (json_int_t)j->restarts));
-	root = json_pack("{s:i, s:o}", "version", 1, "jobs", arr);
-	text = root ? json_dumps(root, JSON_COMPACT) : NULL;
-	json_decref(root);
-	if (text && js->saved && strcmp(text, js->saved) == 0) {
-		free(text); /* nothing that is kept changed */
-		return;
-	}
-	r = text ? file_replace(js->path, text, strlen(text), 0600) : -ENOMEM;
-	if (r < 0)
-		log_warn("jobs: save %s: %s", js->path, strerror(-r));
-	free(js->saved);
-	js->saved = r == 0 ? text : NULL;
-	if (r < 0)
-		free(text);
-}
-
-/* once per loop pass, before the loop waits: the transitions of one pass
- * (an exit and the restart it causes) cost one write */
-static void save_cb(struct ev_loop *loop, ev_prepare *w, int revents)
-{
-	(void)revents;
-	ev_prepare_stop(loop, w);
-	jobs_write(w->data);
-}
-
-static void jobs_save(struct jobs *js)
-{
-	if (!ev_is_active(&js->save))
-		ev_prepare_start(js->loop, &js->save);
 }
 
 /* ---- the start limit */
@@ -209,7 +123,7 @@ static void finish_report(struct job *j)
 	close(j->report.fd);
 }
 
-static void main_exited(struct job *j, int status, int sig, bool unsupervised)
+void job_main_exited(struct job *j, int status, int sig, bool unsupervised)
 {
 	char how[64];
 
@@ -237,14 +151,14 @@ static void child_cb(struct ev_loop *loop, ev_child *w, int revents)
 
 	(void)loop;
 	(void)revents;
-	main_exited(j, WIFEXITED(st) ? WEXITSTATUS(st) : -1, WIFSIGNALED(st) ? WTERMSIG(st) : 0, false);
+	job_main_exited(j, WIFEXITED(st) ? WEXITSTATUS(st) : -1, WIFSIGNALED(st) ? WTERMSIG(st) : 0, false);
 }
 
 static void pidfd_cb(struct ev_loop *loop, ev_io *w, int revents)
 {
 	(void)loop;
 	(void)revents;
-	main_exited(w->data, -1, 0, false); /* not our child: no status to read */
+	job_main_exited(w->data, -1, 0, false); /* not our child: no status to read */
 }
 
 static void report_cb(struct ev_loop *loop, ev_io *w, int revents)
@@ -522,7 +436,7 @@ static bool policy_restarts(const struct job *j, enum job_event ev)
 	}
 }
 
-static void job_event(struct job *j, enum job_event ev)
+void job_event(struct job *j, enum job_event ev)
 {
 	enum job_state prev = j->state, next;
 	unsigned act;
@@ -549,7 +463,7 @@ static void job_event(struct job *j, enum job_event ev)
 
 static void drop_cb(struct ev_loop *loop, ev_timer *w, int revents);
 
-static struct job *job_new(struct jobs *js, const char *key)
+struct job *job_new(struct jobs *js, const char *key)
 {
 	struct job *j = calloc(1, sizeof(*j));
 
@@ -628,7 +542,7 @@ int jobs_new(struct ev_loop *loop, struct pool *pool, const struct conf *const *
 	}
 	ev_init(&js->drop_timer, drop_cb);
 	js->drop_timer.data = js;
-	ev_prepare_init(&js->save, save_cb);
+	ev_prepare_init(&js->save, jobs_save_cb);
 	js->save.data = js;
 	*out = js;
 	return 0;
@@ -648,105 +562,6 @@ void jobs_free(struct jobs *js)
 		job_release(j);
 	}
 	free(js);
-}
-
-/* ---- adoption at start */
-
-/* pid is still in the key's slot: watch it through a pidfd */
-static bool adopt(struct job *j, pid_t pid)
-{
-	struct slot *s = pool_find(j->js->pool, j->key);
-	pid_t *pids = NULL;
-	size_t n = 0;
-	bool inside = false;
-	int fd;
-
-	if (pid <= 0 || !s || cg_slot_pids(pool_cg(j->js->pool), s->name, &pids, &n) < 0)
-		return false;
-	for (size_t i = 0; i < n && !inside; i++)
-		inside = pids[i] == pid;
-	free(pids);
-	fd = inside ? (int)syscall(SYS_pidfd_open, pid, 0) : -1;
-	if (fd < 0)
-		return false;
-	fcntl(fd, F_SETFD, FD_CLOEXEC);
-	j->pid = pid;
-	j->pidfd = fd;
-	j->ours = false;
-	ev_io_set(&j->pidfd_io, fd, EV_READ);
-	ev_io_start(j->js->loop, &j->pidfd_io);
-	return true;
-}
-
-static void restore_one(struct job *j, json_t *saved, const struct conf_job *cj)
-{
-	const char *state = NULL;
-	enum job_state st = JOB_STOPPED;
-	json_int_t restarts = 0;
-	int pid = 0;
-
-	if (!saved || json_unpack(saved, "{s:s, s:i, s:I}", "state", &state, "pid", &pid, "restarts", &restarts) < 0 ||
-	    job_state_parse(state, &st) < 0) {
-		if (cj->autostart)
-			job_event(j, JOB_EV_RUN);
-		return;
-	}
-	j->restarts = restarts > 0 ? (unsigned long long)restarts : 0;
-	switch (st) {
-	case JOB_STARTING:
-	case JOB_RUNNING:
-	case JOB_STOPPING:
-		if (adopt(j, (pid_t)pid)) {
-			log_notice("job %s: adopted its main process %d, still in its slot", j->key, pid);
-			job_event(j, JOB_EV_ADOPT);
-			if (st == JOB_STOPPING)
-				job_event(j, JOB_EV_STOP);
-			return;
-		}
-		/* it ended while no daemon watched: a run end like any other */
-		log_notice("job %s: main process %d ended while the daemon was down", j->key, pid);
-		job_event(j, JOB_EV_ADOPT);
-		j->pid = (pid_t)pid;
-		main_exited(j, -1, 0, true);
-		return;
-	case JOB_BACKOFF:
-		job_event(j, JOB_EV_RUN); /* its restart was due: now */
-		return;
-	case JOB_FAILED:
-		job_event(j, JOB_EV_START_LIMIT);
-		return;
-	default:
-		return; /* stopped by hand: stays stopped */
-	}
-}
-
-void jobs_start(struct jobs *js)
-{
-	char *text = malloc(1 << 20);
-	ssize_t n = text ? file_read(js->path, text, 1 << 20) : -ENOMEM;
-	json_t *root = n > 0 ? json_loads(text, 0, NULL) : NULL, *arr = json_object_get(root, "jobs");
-	const struct conf *c = *js->conf;
-
-	free(text);
-	if (n < 0 && n != -ENOENT)
-		log_warn("jobs: read %s: %s (jobs start as if new)", js->path, strerror((int)-n));
-	for (size_t i = 0; i < c->njobs; i++) {
-		const struct conf_job *cj = &c->jobs[i];
-		json_t *saved = NULL, *v;
-		size_t k;
-		struct job *j;
-
-		if (!cj->exec || !(j = job_new(js, cj->key)))
-			continue;
-		json_array_foreach(arr, k, v) {
-			if (json_is_string(json_object_get(v, "key")) &&
-			    strcmp(json_string_value(json_object_get(v, "key")), cj->key) == 0)
-				saved = v;
-		}
-		restore_one(j, saved, cj);
-	}
-	json_decref(root);
-	jobs_save(js);
 }
 
 void jobs_reload(struct jobs *js)
