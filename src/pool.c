@@ -242,6 +242,36 @@ static int grow_finish(struct pool *p, struct slot *s, int r)
 	return 0;
 }
 
+/* The lowest id no slot has (slots being retired keep theirs, and their
+ * directories, until they leave the pool), nor one being made: freed ids
+ * are used again, so they never run out. The ids of the slots are strictly
+ * increasing, so slots[i]->id - i never decreases: the first gap is found
+ * by bisection. */
+static unsigned free_id(const struct pool *p)
+{
+	size_t lo = 0, hi = p->nslots;
+	unsigned id;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (p->slots[mid]->id == mid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	id = (unsigned)lo;
+	for (const struct slot *g = p->growing; g;) {
+		if (g->id != id) {
+			g = g->lnext;
+			continue;
+		}
+		for (size_t i = index_from(p, ++id); i < p->nslots && p->slots[i]->id == id; i++)
+			id++;
+		g = p->growing; /* again, for the new one */
+	}
+	return id;
+}
+
 /* Create a new warm slot directory now, on the loop (a new key found no
  * warm slot ready). */
 static int pool_grow(struct pool *p, struct slot **out)
@@ -251,7 +281,7 @@ static int pool_grow(struct pool *p, struct slot **out)
 
 	if (p->nslots + p->ngrowing >= p->conf->pool.max_slots)
 		return -ENOSPC;
-	s = pool_slot_alloc(p, p->next_id);
+	s = pool_slot_alloc(p, free_id(p));
 	if (!s)
 		return -ENOMEM;
 	r = grow_finish(p, s, cg_slot_create(p->cg, s->name));
@@ -302,12 +332,13 @@ void pool_fill_warm(struct pool *p)
 				break;
 			continue;
 		}
-		s = pool_slot_alloc(p, p->next_id);
+		s = pool_slot_alloc(p, free_id(p)); /* its id is taken while it is being made */
 		if (!s || work_submit(p->work, grow_fn, grow_done, s) < 0) {
 			free(s);
 			break;
 		}
-		p->next_id++; /* taken while it is being made */
+		if (s->id >= p->next_id)
+			p->next_id = s->id + 1;
 		s->lnext = p->growing;
 		p->growing = s;
 		p->ngrowing++;
@@ -459,8 +490,29 @@ static void slot_enter(struct slot *s, enum slot_state next, unsigned act)
 		pool_set_state(s, next);
 }
 
+/* Processes in a slot nobody gave them (a lost or partly bad state file, or
+ * moved in behind our back): the slot stays theirs, under a key of its own,
+ * until it empties. */
+static void act_orphan(struct slot *s)
+{
+	char key[KEY_MAX + 1];
+
+	if (s->key[0])
+		return;
+	snprintf(key, sizeof(key), "orphan.%s", s->name);
+	if (pool_slot_set_key(s, key) < 0) {
+		log_err("slot %s: holds processes no key is known for, and cannot be bound to %s: %s", s->name, key,
+			strerror(ENOMEM));
+		return;
+	}
+	s->class_name[0] = '\0';
+	log_warn("slot %s: holds processes no key is known for; bound to key %s until it empties", s->name, key);
+}
+
 static void slot_do(struct slot *s, enum slot_state prev, unsigned act)
 {
+	if (act & SLOT_ACT_ORPHAN)
+		act_orphan(s);
 	if (act & SLOT_ACT_RUN_END)
 		act_run_end(s);
 	if (act & SLOT_ACT_STOP_TIMER)
@@ -612,6 +664,8 @@ static int slot_for_key(struct pool *p, const char *key, const char *class_name,
 	int r;
 
 	*fresh = false;
+	if (s && s->state == SLOT_RETIRING && pool_unretire(p, s) < 0)
+		s = NULL; /* being removed: a new slot at once */
 	if (s) {
 		if (class_name && !conf_class_by_name(p->conf, class_name))
 			return -ENOENT;
@@ -776,6 +830,7 @@ void pool_free(struct pool *p)
 		free(p->slots[i]);
 	}
 	free(p->slots);
+	free(p->removed);
 	hmap_fini(&p->bykey);
 	state_close(p->state);
 	free(p);

@@ -10,6 +10,12 @@ struct slot_list {
 	struct slot *head, *tail;
 };
 
+/* a retirement the last daemon removed but did not verify */
+struct pool_removed {
+	char name[SLOT_NAME_MAX];
+	char key[KEY_MAX + 1];
+};
+
 struct pool {
 	struct ev_loop *loop;
 	struct cg *cg;
@@ -34,6 +40,8 @@ struct pool {
 	struct retire_result recent_ret[POOL_RECENT_RETIREMENTS]; /* ring */
 	unsigned nrecent_ret;
 	struct state *state;
+	struct pool_removed *removed; /* start-up: verified again once retirement is set */
+	size_t nremoved;
 };
 
 /* persist one slot's content after a transition (a journal record) */
@@ -71,6 +79,9 @@ void pool_idle_timer(struct slot *s, double after);
 /* feed one event to a slot's state machine and carry out the actions */
 void pool_slot_event(struct slot *s, enum slot_event ev);
 bool pool_slot_has_procs(struct slot *s);
+/* an Attach of a retiring slot's key: 0 the retirement is called off, the
+ * slot idle again; -EALREADY the key was unbound from it */
+int pool_unretire(struct pool *p, struct slot *s);
 /* hand a slot in state retiring to the retirement engine (may free s) */
 void pool_act_retire(struct slot *s);
 
