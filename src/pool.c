@@ -107,12 +107,47 @@ void pool_counts(const struct pool *p, unsigned counts[SLOT_NSTATES])
 	memcpy(counts, p->counts, sizeof(p->counts));
 }
 
+/* A snapshot of every slot, and of the removed ones still to be verified
+ * again (now: before returning). */
+static int snapshot(struct pool *p, bool now)
+{
+	const struct slot **v;
+	int r;
+
+	if (p->nremoved == 0)
+		return state_compact(p->state, (const struct slot *const *)p->slots, p->nslots, p->next_id, now);
+	v = malloc((p->nslots + p->nremoved) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	memcpy(v, p->slots, p->nslots * sizeof(*v));
+	memcpy(v + p->nslots, p->removed, p->nremoved * sizeof(*v));
+	r = state_compact(p->state, v, p->nslots + p->nremoved, p->next_id, now);
+	free(v);
+	return r;
+}
+
 /* every slot: a snapshot, written before returning (at start-up) */
 void pool_save_all(struct pool *p)
 {
-	int r = state_compact(p->state, (const struct slot *const *)p->slots, p->nslots, p->next_id, true);
+	int r = snapshot(p, true);
 	if (r < 0)
 		log_err("state: cannot write a snapshot in %s: %s", p->conf->daemon.state_dir, strerror(-r));
+}
+
+void pool_removed_done(struct pool *p, struct slot *ghost)
+{
+	int r = state_drop(p->state, ghost->name, p->next_id);
+
+	if (r < 0)
+		log_err("state: cannot record the removal of slot %s in %s: %s", ghost->name,
+			p->conf->daemon.state_dir, strerror(-r));
+	for (size_t i = 0; i < p->nremoved; i++) {
+		if (p->removed[i] == ghost) {
+			p->removed[i] = p->removed[--p->nremoved];
+			break;
+		}
+	}
+	free(ghost);
 }
 
 /* one slot's transition: a journal record; a snapshot in the background when due */
@@ -123,7 +158,7 @@ void pool_save(struct pool *p, const struct slot *s)
 	if (r < 0)
 		log_err("state: cannot record slot %s in %s: %s", s->name, p->conf->daemon.state_dir, strerror(-r));
 	if (state_compact_due(p->state, p->nslots)) {
-		r = state_compact(p->state, (const struct slot *const *)p->slots, p->nslots, p->next_id, false);
+		r = snapshot(p, false);
 		if (r < 0)
 			log_err("state: cannot start a snapshot in %s: %s", p->conf->daemon.state_dir, strerror(-r));
 	}
@@ -242,9 +277,22 @@ static int grow_finish(struct pool *p, struct slot *s, int r)
 	return 0;
 }
 
+/* a slot being made has it, or a removed one still to be verified again
+ * (its record in the state is dropped by name) */
+static bool id_reserved(const struct pool *p, unsigned id)
+{
+	for (const struct slot *g = p->growing; g; g = g->lnext)
+		if (g->id == id)
+			return true;
+	for (size_t i = 0; i < p->nremoved; i++)
+		if (p->removed[i]->id == id)
+			return true;
+	return false;
+}
+
 /* The lowest id no slot has (slots being retired keep theirs, and their
  * directories, until they leave the pool), nor one being made: freed ids
- * are used again, so they never run out. The ids of the slots are strictly
+ * are used again, so they never run out (ids reserved as above are skipped). The ids of the slots are strictly
  * increasing, so slots[i]->id - i never decreases: the first gap is found
  * by bisection. */
 static unsigned free_id(const struct pool *p)
@@ -260,15 +308,9 @@ static unsigned free_id(const struct pool *p)
 			hi = mid;
 	}
 	id = (unsigned)lo;
-	for (const struct slot *g = p->growing; g;) {
-		if (g->id != id) {
-			g = g->lnext;
-			continue;
-		}
+	while (id_reserved(p, id))
 		for (size_t i = index_from(p, ++id); i < p->nslots && p->slots[i]->id == id; i++)
 			id++;
-		g = p->growing; /* again, for the new one */
-	}
 	return id;
 }
 
@@ -830,6 +872,8 @@ void pool_free(struct pool *p)
 		free(p->slots[i]);
 	}
 	free(p->slots);
+	for (size_t i = 0; i < p->nremoved; i++)
+		free(p->removed[i]);
 	free(p->removed);
 	hmap_fini(&p->bykey);
 	state_close(p->state);

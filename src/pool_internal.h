@@ -10,12 +10,6 @@ struct slot_list {
 	struct slot *head, *tail;
 };
 
-/* a retirement the last daemon removed but did not verify */
-struct pool_removed {
-	char name[SLOT_NAME_MAX];
-	char key[KEY_MAX + 1];
-};
-
 struct pool {
 	struct ev_loop *loop;
 	struct cg *cg;
@@ -40,12 +34,17 @@ struct pool {
 	struct retire_result recent_ret[POOL_RECENT_RETIREMENTS]; /* ring */
 	unsigned nrecent_ret;
 	struct state *state;
-	struct pool_removed *removed; /* start-up: verified again once retirement is set */
+	/* retirements the last daemon removed but did not verify: slot copies
+	 * (state retiring, in no list or map) kept in every snapshot, their ids
+	 * not given out, until verified again */
+	struct slot **removed;
 	size_t nremoved;
 };
 
 /* persist one slot's content after a transition (a journal record) */
 void pool_save(struct pool *p, const struct slot *s);
+/* a removed slot verified again: it leaves the state */
+void pool_removed_done(struct pool *p, struct slot *ghost);
 /* write every slot's content at once (a snapshot, at start-up) */
 void pool_save_all(struct pool *p);
 /* ---- pool.c: slot objects */

@@ -45,17 +45,19 @@ static void restore_step(struct slot *s, enum slot_event ev)
 /* a retirement whose rmdir was done when the last daemon died: verified again */
 static void note_removed(struct pool *p, const struct slot *saved)
 {
-	struct pool_removed *v = realloc(p->removed, (p->nremoved + 1) * sizeof(*v));
+	struct slot **v = realloc(p->removed, (p->nremoved + 1) * sizeof(*v));
+	struct slot *ghost = v ? pool_slot_alloc(p, saved->id) : NULL;
 
-	if (!v) {
+	if (v)
+		p->removed = v;
+	if (!ghost) {
 		log_err("retire %s (%s): removed before the restart; cannot verify it again: %s", saved->name,
 			saved->key[0] ? saved->key : "-", strerror(ENOMEM));
 		return;
 	}
-	p->removed = v;
-	snprintf(v[p->nremoved].name, sizeof(v->name), "%s", saved->name);
-	snprintf(v[p->nremoved].key, sizeof(v->key), "%s", saved->key);
-	p->nremoved++;
+	snprintf(ghost->key, sizeof(ghost->key), "%s", saved->key); /* not in the key map: the key is free */
+	ghost->state = SLOT_RETIRING;
+	p->removed[p->nremoved++] = ghost;
 }
 
 static void restore_one(struct pool *p, const struct slot *saved)

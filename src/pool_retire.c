@@ -119,22 +119,22 @@ int pool_unretire(struct pool *p, struct slot *s)
 
 static void removed_verified(const struct retire_result *res, void *ud)
 {
-	record_retirement(ud, res);
+	struct slot *ghost = ud;
+
+	record_retirement(ghost->pool, res);
+	pool_removed_done(ghost->pool, ghost);
 }
 
 /* retirements the last daemon left unfinished: taken up again */
 static void resume_retirements(struct pool *p)
 {
 	for (size_t i = 0; i < p->nremoved; i++) {
-		struct pool_removed *v = &p->removed[i];
-		log_notice("retire %s (%s): removed before the restart, not verified; verifying it now", v->name,
-			   v->key[0] ? v->key : "-");
-		if (retire_resume(p->retire, v->name, v->key, p->conf->retire.mode, true, removed_verified, p) < 0)
-			log_err("retire %s: cannot verify it again", v->name);
+		struct slot *g = p->removed[i];
+		log_notice("retire %s (%s): removed before the restart, not verified; verifying it now", g->name,
+			   g->key[0] ? g->key : "-");
+		if (retire_resume(p->retire, g->name, g->key, p->conf->retire.mode, true, removed_verified, g) < 0)
+			log_err("retire %s: cannot verify it again", g->name);
 	}
-	free(p->removed);
-	p->removed = NULL;
-	p->nremoved = 0;
 	for (struct slot *s = pool_slot_from(p, 0); s; s = pool_slot_from(p, s->id + 1)) {
 		if (!s->resume_retire)
 			continue;
