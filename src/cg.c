@@ -579,19 +579,60 @@ int cg_slot_id(struct cg *cg, const char *name, uint64_t *id)
 	return cg->ops->inode(cg->ctx, path, id);
 }
 
+/* The v1 name of a controller hierarchy k hosts, NULL for cgroup2 */
+static const char *hier_v1name(const struct cg *cg, unsigned k)
+{
+	if (cg->hier[k].v2)
+		return NULL;
+	for (size_t i = 0; i < CG_NCTRL; i++)
+		if (cg->hier[k].ctrls & cg_ctrls[i].bit)
+			return cg_ctrls[i].v1name;
+	return NULL;
+}
+
+/* An attach failed in hierarchy n: pid goes back where it was (before, the
+ * text of /proc/<pid>/cgroup read first) in the hierarchies 0..n-1 it was
+ * moved in, so it is never left in a slot in some hierarchies only. */
+static int attach_undo(struct cg *cg, pid_t pid, const char *before, unsigned n)
+{
+	char path[PATH_MAX], cgpath[PATH_MAX], num[32];
+	int r, first = 0;
+
+	snprintf(num, sizeof(num), "%d", (int)pid);
+	for (unsigned k = 0; k < n; k++) {
+		r = cg_proc_path(before, hier_v1name(cg, k), cgpath, sizeof(cgpath));
+		if (r == 0 && snprintf(path, sizeof(path), "%s%s/cgroup.procs", cg->hier[k].mount,
+				       strcmp(cgpath, "/") == 0 ? "" : cgpath) >= (int)sizeof(path))
+			r = -ENAMETOOLONG;
+		if (r == 0)
+			r = cg_write(cg, path, num);
+		if (r < 0 && first == 0)
+			first = r;
+	}
+	return first;
+}
+
 int cg_slot_attach(struct cg *cg, const char *name, pid_t pid)
 {
-	char path[PATH_MAX], num[32];
+	char path[PATH_MAX], num[32], before[4096];
+	ssize_t len = 0;
 	int r = cg_name_valid(name);
 
 	if (r < 0 || pid <= 0)
 		return -EINVAL;
 	snprintf(num, sizeof(num), "%d", (int)pid);
+	if (cg->nhier > 1) {
+		snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+		len = cg->ops->read(cg->ctx, path, before, sizeof(before) - 1);
+		before[len > 0 ? len : 0] = '\0'; /* unreadable: the kernel says why at the first write */
+	}
 	/* memory first (index 0), the tracking hierarchy last */
 	for (unsigned k = 0; k < cg->nhier; k++) {
 		r = cg_hpath(cg, (int)k, name, "cgroup.procs", path);
 		if (r == 0)
 			r = cg_write(cg, path, num);
+		if (r < 0 && k > 0 && attach_undo(cg, pid, before, k) < 0)
+			return -EIO;
 		if (r < 0)
 			return r;
 	}

@@ -118,7 +118,10 @@ void cg_slot_forget(struct cg *cg, const char *name);
 int cg_slot_list(struct cg *cg, const char *prefix, int (*fn)(const char *name, void *ud), void *ud);
 int cg_slot_path(struct cg *cg, const char *name, char *buf, size_t len); /* memory hierarchy dir */
 int cg_slot_id(struct cg *cg, const char *name, uint64_t *id);             /* inode of that dir */
-/* Move pid into the slot in every hierarchy. -ESRCH: no such process. */
+/* Move pid into the slot in every hierarchy, or in none: when a hierarchy
+ * refuses it after others took it, it is moved back where /proc/<pid>/cgroup
+ * said it was before. -ESRCH: no such process; -EIO: refused, and it could
+ * not be moved back everywhere either. */
 int cg_slot_attach(struct cg *cg, const char *name, pid_t pid);
 /* populated: some process is in the slot or below it (cgroup.events
  * "populated" where tracking, else a non-empty cgroup.procs). */

@@ -190,7 +190,7 @@ static bool csv_has(const char *s, size_t len, const char *word)
 
 /* The path of this process's cgroup in a v1 hierarchy carrying v1name, or
  * in the cgroup2 one (v1name NULL), from "ID:CONTROLLERS:PATH" lines. */
-static int own_path(const char *text, const char *v1name, char *out, size_t len)
+int cg_proc_path(const char *text, const char *v1name, char *out, size_t len)
 {
 	for (const char *l = text; l && *l;) {
 		const char *nl = strchr(l, '\n'), *end = nl ? nl : l + strlen(l);
@@ -320,7 +320,7 @@ static int pick_mount(const struct disc *d, int i, size_t *mi, char *path)
 	for (size_t k = 0; k < d->mnts.n; k++) {
 		const struct mnt *m = &d->mnts.v[k];
 		bool hosts = i >= 0 ? (m->ctrls & cg_ctrls[i].bit) != 0 : m->v2;
-		if (!hosts || own_path(d->cgfile, m->v2 ? NULL : v1name, path, PATH_MAX) < 0)
+		if (!hosts || cg_proc_path(d->cgfile, m->v2 ? NULL : v1name, path, PATH_MAX) < 0)
 			continue;
 		if (first < 0)
 			first = (int)k;
@@ -332,7 +332,7 @@ static int pick_mount(const struct disc *d, int i, size_t *mi, char *path)
 	if (first < 0)
 		return -ENOENT;
 	*mi = (size_t)first;
-	return own_path(d->cgfile, d->mnts.v[first].v2 ? NULL : v1name, path, PATH_MAX);
+	return cg_proc_path(d->cgfile, d->mnts.v[first].v2 ? NULL : v1name, path, PATH_MAX);
 }
 
 /* Add (or find) the hierarchy of mount mi; returns its index. */

@@ -52,6 +52,10 @@ struct cg_ctrl_desc {
 	const char *v1name;
 };
 extern const struct cg_ctrl_desc cg_ctrls[CG_NCTRL];
+/* The cgroup path of a process in a v1 hierarchy carrying v1name, or in the
+ * cgroup2 one (v1name NULL), from the "ID:CONTROLLERS:PATH" lines of
+ * /proc/<pid>/cgroup. -ENOENT: no such line. */
+int cg_proc_path(const char *text, const char *v1name, char *out, size_t len);
 
 void cg_errf(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 

@@ -48,7 +48,8 @@ static const char interface_description[] =
 	"\n"
 	"method Attach(key: string, pids: []int, class: ?string) -> (slot: Slot)\n"
 	"method Release(key: string) -> (slot: Slot)\n"
-	"# outcome: released, reparented, drained, pinned; \"retiring\" when not waited for\n"
+	"# outcome: released, reparented, drained, pinned, cancelled (the key was attached again);\n"
+	"# \"retiring\" when not waited for\n"
 	"method Retire(key: string, mode: ?string, wait: ?bool) -> (key: string, outcome: string,\n"
 	"  lru_bytes: int, elapsed_ms: int, slot: string, mode: string, drained_bytes: ?int, total_ms: ?int,\n"
 	"  attributed: ?bool, flushed_bytes: ?int)\n"
@@ -278,10 +279,6 @@ static void attach_error(struct manager *m, struct vl_call *call, const char *ke
 		return;
 	case -ENOENT:
 		reply_error(m, call, VL_ERR_INVALID_PARAMETER, json_pack("{s:s}", "parameter", "class"));
-		return;
-	case -EBUSY:
-		snprintf(reason, sizeof(reason), "the slot of key %s is being retired", key);
-		not_supported(m, call, reason);
 		return;
 	default:
 		snprintf(reason, sizeof(reason), "attach %s: %s", key, strerror(-r));
@@ -566,10 +563,13 @@ static json_t *daemon_json(struct manager *m)
 			    json_string(lru_reparenting_name(m->hooks.retire ? retire_lru_reparenting(m->hooks.retire, NULL)
 									     : LRU_UNKNOWN)));
 	json_object_set_new(j, "retirements",
-			    json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "released", (json_int_t)st.outcomes[OUTCOME_RELEASED],
+			    json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "released",
+				      (json_int_t)st.outcomes[OUTCOME_RELEASED],
 				      "reparented", (json_int_t)st.outcomes[OUTCOME_REPARENTED], "drained",
 				      (json_int_t)st.outcomes[OUTCOME_DRAINED], "pinned", (json_int_t)st.outcomes[OUTCOME_PINNED],
-				      "failed", (json_int_t)st.outcomes[OUTCOME_FAILED], "in_flight", (json_int_t)st.in_flight));
+				      "failed", (json_int_t)st.outcomes[OUTCOME_FAILED], "cancelled",
+				      (json_int_t)st.outcomes[OUTCOME_CANCELLED], "resumed", (json_int_t)st.resumed,
+				      "in_flight", (json_int_t)st.in_flight));
 	json_object_set_new(j, "recent_retirements", retirements_json(m));
 	if ((m->hooks.dying ? dying_cache_get(m->hooks.dying, &dying, NULL) : cg_dying(pool_cg(m->pool), &dying)) == 0)
 		json_object_set_new(j, "dying_memcgs", json_integer((json_int_t)dying.count));

@@ -79,6 +79,9 @@ static void retire_metrics(FILE *f, const struct metrics_in *in)
 	for (int o = 0; o < OUTCOME_N; o++)
 		fprintf(f, "cgpool_retirements_total{outcome=\"%s\"} %llu\n", retire_outcome_name((enum retire_outcome)o),
 			(unsigned long long)st.outcomes[o]);
+	metric(f, "cgpool_retirements_resumed_total", "counter",
+	       "Retirements a previous daemon left unfinished (killed), resumed or verified again at start.");
+	fprintf(f, "cgpool_retirements_resumed_total %llu\n", (unsigned long long)st.resumed);
 	metric(f, "cgpool_retirements_in_flight", "gauge", "Retirements queued, draining or being verified.");
 	fprintf(f, "cgpool_retirements_in_flight %llu\n", (unsigned long long)st.in_flight);
 	metric(f, "cgpool_pinned_bytes_total", "counter", "LRU bytes held by retired slots found pinned.");

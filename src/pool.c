@@ -107,12 +107,47 @@ void pool_counts(const struct pool *p, unsigned counts[SLOT_NSTATES])
 	memcpy(counts, p->counts, sizeof(p->counts));
 }
 
+/* A snapshot of every slot, and of the removed ones still to be verified
+ * again (now: before returning). */
+static int snapshot(struct pool *p, bool now)
+{
+	const struct slot **v;
+	int r;
+
+	if (p->nremoved == 0)
+		return state_compact(p->state, (const struct slot *const *)p->slots, p->nslots, p->next_id, now);
+	v = malloc((p->nslots + p->nremoved) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	memcpy(v, p->slots, p->nslots * sizeof(*v));
+	memcpy(v + p->nslots, p->removed, p->nremoved * sizeof(*v));
+	r = state_compact(p->state, v, p->nslots + p->nremoved, p->next_id, now);
+	free(v);
+	return r;
+}
+
 /* every slot: a snapshot, written before returning (at start-up) */
 void pool_save_all(struct pool *p)
 {
-	int r = state_compact(p->state, (const struct slot *const *)p->slots, p->nslots, p->next_id, true);
+	int r = snapshot(p, true);
 	if (r < 0)
 		log_err("state: cannot write a snapshot in %s: %s", p->conf->daemon.state_dir, strerror(-r));
+}
+
+void pool_removed_done(struct pool *p, struct slot *ghost)
+{
+	int r = state_drop(p->state, ghost->name, p->next_id);
+
+	if (r < 0)
+		log_err("state: cannot record the removal of slot %s in %s: %s", ghost->name,
+			p->conf->daemon.state_dir, strerror(-r));
+	for (size_t i = 0; i < p->nremoved; i++) {
+		if (p->removed[i] == ghost) {
+			p->removed[i] = p->removed[--p->nremoved];
+			break;
+		}
+	}
+	free(ghost);
 }
 
 /* one slot's transition: a journal record; a snapshot in the background when due */
@@ -123,7 +158,7 @@ void pool_save(struct pool *p, const struct slot *s)
 	if (r < 0)
 		log_err("state: cannot record slot %s in %s: %s", s->name, p->conf->daemon.state_dir, strerror(-r));
 	if (state_compact_due(p->state, p->nslots)) {
-		r = state_compact(p->state, (const struct slot *const *)p->slots, p->nslots, p->next_id, false);
+		r = snapshot(p, false);
 		if (r < 0)
 			log_err("state: cannot start a snapshot in %s: %s", p->conf->daemon.state_dir, strerror(-r));
 	}
@@ -249,6 +284,43 @@ static int grow_finish(struct pool *p, struct slot *s, int r)
 	return 0;
 }
 
+/* a slot being made has it, or a removed one still to be verified again
+ * (its record in the state is dropped by name) */
+static bool id_reserved(const struct pool *p, unsigned id)
+{
+	for (const struct slot *g = p->growing; g; g = g->lnext)
+		if (g->id == id)
+			return true;
+	for (size_t i = 0; i < p->nremoved; i++)
+		if (p->removed[i]->id == id)
+			return true;
+	return false;
+}
+
+/* The lowest id no slot has (slots being retired keep theirs, and their
+ * directories, until they leave the pool), nor one being made: freed ids
+ * are used again, so they never run out (ids reserved as above are skipped). The ids of the slots are strictly
+ * increasing, so slots[i]->id - i never decreases: the first gap is found
+ * by bisection. */
+static unsigned free_id(const struct pool *p)
+{
+	size_t lo = 0, hi = p->nslots;
+	unsigned id;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (p->slots[mid]->id == mid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	id = (unsigned)lo;
+	while (id_reserved(p, id))
+		for (size_t i = index_from(p, ++id); i < p->nslots && p->slots[i]->id == id; i++)
+			id++;
+	return id;
+}
+
 /* Create a new warm slot directory now, on the loop (a new key found no
  * warm slot ready). */
 static int pool_grow(struct pool *p, struct slot **out)
@@ -258,7 +330,7 @@ static int pool_grow(struct pool *p, struct slot **out)
 
 	if (p->nslots + p->ngrowing >= p->conf->pool.max_slots)
 		return -ENOSPC;
-	s = pool_slot_alloc(p, p->next_id);
+	s = pool_slot_alloc(p, free_id(p));
 	if (!s)
 		return -ENOMEM;
 	r = grow_finish(p, s, cg_slot_create(p->cg, s->name));
@@ -313,12 +385,13 @@ void pool_fill_warm(struct pool *p)
 				break;
 			continue;
 		}
-		s = pool_slot_alloc(p, p->next_id);
+		s = pool_slot_alloc(p, free_id(p)); /* its id is taken while it is being made */
 		if (!s || work_submit(p->work, grow_fn, grow_done, s) < 0) {
 			free(s);
 			break;
 		}
-		p->next_id++; /* taken while it is being made */
+		if (s->id >= p->next_id)
+			p->next_id = s->id + 1;
 		s->lnext = p->growing;
 		p->growing = s;
 		p->ngrowing++;
@@ -473,8 +546,29 @@ static void slot_enter(struct slot *s, enum slot_state next, unsigned act)
 		pool_set_state(s, next);
 }
 
+/* Processes in a slot nobody gave them (a lost or partly bad state file, or
+ * moved in behind our back): the slot stays theirs, under a key of its own,
+ * until it empties. */
+static void act_orphan(struct slot *s)
+{
+	char key[KEY_MAX + 1];
+
+	if (s->key[0])
+		return;
+	snprintf(key, sizeof(key), "orphan.%s", s->name);
+	if (pool_slot_set_key(s, key) < 0) {
+		log_err("slot %s: holds processes no key is known for, and cannot be bound to %s: %s", s->name, key,
+			strerror(ENOMEM));
+		return;
+	}
+	s->class_name[0] = '\0';
+	log_warn("slot %s: holds processes no key is known for; bound to key %s until it empties", s->name, key);
+}
+
 static void slot_do(struct slot *s, enum slot_state prev, unsigned act)
 {
+	if (act & SLOT_ACT_ORPHAN)
+		act_orphan(s);
 	if (act & SLOT_ACT_RUN_END)
 		act_run_end(s);
 	if (act & SLOT_ACT_STOP_TIMER)
@@ -629,6 +723,8 @@ static int slot_for_key(struct pool *p, const char *key, const char *class_name,
 	int r;
 
 	*fresh = false;
+	if (s && s->state == SLOT_RETIRING && pool_unretire(p, s) < 0)
+		s = NULL; /* being removed: a new slot at once */
 	if (s) {
 		if (class_name && !conf_class_by_name(p->conf, class_name))
 			return -ENOENT;
@@ -835,6 +931,9 @@ void pool_free(struct pool *p)
 		free(p->slots[i]);
 	}
 	free(p->slots);
+	for (size_t i = 0; i < p->nremoved; i++)
+		free(p->removed[i]);
+	free(p->removed);
 	hmap_fini(&p->bykey);
 	state_close(p->state);
 	free(p);

@@ -56,6 +56,8 @@ struct slot {
 	struct slot *lprev, *lnext; /* in the pool's warm list (warm) or idle list (idle), else unlinked */
 	bool listed;              /* in one of those lists */
 	bool busy;                /* a kernel write for it runs on a worker: not handed out */
+	bool resume_retire;       /* start-up: a retirement the last daemon left unfinished */
+	bool resume_now;          /* the retirement being started is such a one */
 	uint64_t scrub_bytes;     /* what the worker reclaims */
 	enum retire_mode retire_mode; /* how the pending retirement removes it */
 	retire_done_fn retire_done; /* who waits for the retirement's outcome */
@@ -105,7 +107,9 @@ struct work;
 void pool_set_work(struct pool *p, struct work *w);
 
 /* Retirement goes through r (verified removal); without it a slot leaving
- * the pool is removed with a plain rmdir and nothing is verified. */
+ * the pool is removed with a plain rmdir and nothing is verified. Setting it
+ * takes up the retirements the last daemon left unfinished (the state file
+ * says retiring): removed ones are verified again, the others resumed. */
 void pool_set_retire(struct pool *p, struct retire *r);
 /* Remove key's slot now. done (may be NULL) gets the outcome. Errors:
  * -ENOENT no such key, -EBUSY it is running, -EALREADY already retiring,

@@ -37,10 +37,17 @@ struct pool {
 	ev_timer nocg_timer;  /* the kernel had no cgroup IDs: the warm refill waits */
 	double nocg_backoff;  /* 0: no such episode */
 	unsigned nocg_refused; /* mkdirs refused in this episode */
+	/* retirements the last daemon removed but did not verify: slot copies
+	 * (state retiring, in no list or map) kept in every snapshot, their ids
+	 * not given out, until verified again */
+	struct slot **removed;
+	size_t nremoved;
 };
 
 /* persist one slot's content after a transition (a journal record) */
 void pool_save(struct pool *p, const struct slot *s);
+/* a removed slot verified again: it leaves the state */
+void pool_removed_done(struct pool *p, struct slot *ghost);
 /* write every slot's content at once (a snapshot, at start-up) */
 void pool_save_all(struct pool *p);
 /* ---- pool.c: slot objects */
@@ -74,6 +81,9 @@ void pool_idle_timer(struct slot *s, double after);
 /* feed one event to a slot's state machine and carry out the actions */
 void pool_slot_event(struct slot *s, enum slot_event ev);
 bool pool_slot_has_procs(struct slot *s);
+/* an Attach of a retiring slot's key: 0 the retirement is called off, the
+ * slot idle again; -EALREADY the key was unbound from it */
+int pool_unretire(struct pool *p, struct slot *s);
 /* hand a slot in state retiring to the retirement engine (may free s) */
 void pool_act_retire(struct slot *s);
 

@@ -31,10 +31,43 @@ static int adopt_dir(const char *name, void *ud)
 	return 0;
 }
 
+/* A transition at start-up decided by the table: the restore rows carry no
+ * actions, and nothing is recorded before the snapshot pool_new writes. */
+static void restore_step(struct slot *s, enum slot_event ev)
+{
+	enum slot_state next;
+	unsigned act;
+
+	if (slot_step(s->state, ev, 1, &next, &act) == 0)
+		pool_set_state(s, next);
+}
+
+/* a retirement whose rmdir was done when the last daemon died: verified again */
+static void note_removed(struct pool *p, const struct slot *saved)
+{
+	struct slot **v = realloc(p->removed, (p->nremoved + 1) * sizeof(*v));
+	struct slot *ghost = v ? pool_slot_alloc(p, saved->id) : NULL;
+
+	if (v)
+		p->removed = v;
+	if (!ghost) {
+		log_err("retire %s (%s): removed before the restart; cannot verify it again: %s", saved->name,
+			saved->key[0] ? saved->key : "-", strerror(ENOMEM));
+		return;
+	}
+	snprintf(ghost->key, sizeof(ghost->key), "%s", saved->key); /* not in the key map: the key is free */
+	ghost->state = SLOT_RETIRING;
+	p->removed[p->nremoved++] = ghost;
+}
+
 static void restore_one(struct pool *p, const struct slot *saved)
 {
 	struct slot *s = pool_find_name(p, saved->name);
 
+	if (!s && saved->state == SLOT_RETIRING) {
+		note_removed(p, saved);
+		return;
+	}
 	if (!s) {
 		log_warn("slot %s (%s): in the state file but gone from the cgroup tree; forgotten", saved->name,
 			 saved->key[0] ? saved->key : "-");
@@ -54,13 +87,17 @@ static void restore_one(struct pool *p, const struct slot *saved)
 	s->idle_since_us = saved->idle_since_us;
 	s->used_us = saved->idle_since_us;
 	s->owner_uid = saved->owner_uid;
-	pool_set_state(s, saved->state);
+	s->resume_retire = saved->state == SLOT_RETIRING;
+	if (s->key[0])
+		restore_step(s, saved->state == SLOT_RUNNING ? SLOT_EV_RESTORE_RUNNING : SLOT_EV_RESTORE_IDLE);
 	if (saved->cgroup_id && s->cgroup_id != saved->cgroup_id)
 		log_warn("slot %s: cgroup id changed from %llu to %llu (recreated while we were down)", s->name,
 			 (unsigned long long)saved->cgroup_id, (unsigned long long)s->cgroup_id);
 }
 
-/* After a restart: runs that ended or began while the daemon was down. */
+/* After a restart: runs that ended or began while the daemon was down. A
+ * slot that holds processes is never left warm: without a key from the
+ * state file it is bound to an orphan key (the table's warm + populated). */
 void pool_reconcile(struct pool *p)
 {
 	for (size_t i = 0; i < p->nslots; i++) {
@@ -70,8 +107,11 @@ void pool_reconcile(struct pool *p)
 
 		pool_slot_watch(p, s);
 		r = cg_slot_populated(p->cg, s->name, &populated);
-		if (s->state == SLOT_RETIRING || (!s->key[0] && s->state != SLOT_WARM))
-			pool_set_state(s, s->key[0] ? SLOT_IDLE : SLOT_WARM);
+		if (r < 0 && s->state == SLOT_WARM) {
+			/* a warm slot is handed out only when known to be empty */
+			populated = pool_slot_has_procs(s);
+			r = 0;
+		}
 		if (r < 0) {
 			/* unknown is not empty: keep what the state file says, read again */
 			log_warn("slot %s: read population: %s; kept %s", s->name, strerror(-r),
@@ -79,8 +119,8 @@ void pool_reconcile(struct pool *p)
 			ev_timer_start(p->loop, &p->poll_timer);
 			populated = s->state == SLOT_RUNNING;
 		}
-		if (s->state == SLOT_WARM && populated)
-			log_warn("slot %s: warm but holds processes it was not given", s->name);
+		if (populated)
+			s->resume_retire = false; /* somebody runs there again: not removed under them */
 		if (s->state == SLOT_IDLE && !populated) {
 			int64_t left_us = s->idle_since_us + (int64_t)p->conf->pool.idle_timeout_ms * 1000 -
 					  now_real_us();
@@ -107,7 +147,8 @@ static int restore(struct pool *p)
 	if (r == -ENOENT)
 		return 0;
 	if (r < 0) {
-		log_warn("state: %s/state.json unusable (%s); keys are forgotten, slots kept as warm",
+		log_warn("state: %s/state.json unusable (%s); keys are forgotten, slots that hold processes "
+			 "stay bound to orphan keys until they empty",
 			 p->conf->daemon.state_dir, strerror(-r));
 		return 0;
 	}

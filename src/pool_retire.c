@@ -4,12 +4,13 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "log.h"
 #include "pool_internal.h"
 
-static void slot_back(struct slot *s);
+static void slot_back(struct slot *s, const struct retire_result *res);
 
 static void record_retirement(struct pool *p, const struct retire_result *res)
 {
@@ -17,7 +18,7 @@ static void record_retirement(struct pool *p, const struct retire_result *res)
 }
 
 /* the outcome of a slot's retirement: it leaves the pool, or, when it could
- * not be removed, goes back to idle (with its key) or warm */
+ * not be removed or was called off, goes back to idle (with its key) or warm */
 static void slot_retired(const struct retire_result *res, void *ud)
 {
 	struct slot *s = ud;
@@ -27,9 +28,8 @@ static void slot_retired(const struct retire_result *res, void *ud)
 
 	s->retire_done = NULL;
 	record_retirement(p, res);
-	if (res->outcome == OUTCOME_FAILED) {
-		slot_back(s);
-		pool_save(p, s);
+	if (res->outcome == OUTCOME_FAILED || res->outcome == OUTCOME_CANCELLED) {
+		slot_back(s, res);
 	} else {
 		pool_drop(p, s); /* a drop record */
 	}
@@ -68,7 +68,11 @@ void pool_act_retire(struct slot *s)
 		retire_plain(s);
 		return;
 	}
-	r = retire_start(p->retire, s->name, s->key, s->retire_mode, slot_retired, s);
+	if (s->resume_now)
+		r = retire_resume(p->retire, s->name, s->key, s->retire_mode, false, slot_retired, s);
+	else
+		r = retire_start(p->retire, s->name, s->key, s->retire_mode, slot_retired, s);
+	s->resume_now = false;
 	if (r < 0) {
 		struct retire_result res = { .mode = s->retire_mode, .outcome = OUTCOME_FAILED, .error = r };
 		log_err("retire slot %s (%s): %s", s->name, s->key, strerror(-r));
@@ -78,18 +82,79 @@ void pool_act_retire(struct slot *s)
 	}
 }
 
-static void slot_back(struct slot *s)
+/* Back from retiring, whole: an rmdir that failed in the memory hierarchy
+ * came after the others (cg_slot_rmdir), so those directories are made
+ * again and the population watched anew. */
+static void slot_back(struct slot *s, const struct retire_result *res)
 {
-	pool_set_state(s, s->key[0] ? SLOT_IDLE : SLOT_WARM);
-	log_warn("slot %s (%s): not removed, back to %s", s->name, s->key[0] ? s->key : "-",
-		 slot_state_name(s->state));
-	if (s->state == SLOT_IDLE)
-		pool_idle_timer(s, s->pool->conf->pool.idle_timeout_ms / 1000.);
+	struct pool *p = s->pool;
+	int r;
+
+	if (res->outcome == OUTCOME_FAILED) {
+		r = cg_slot_create(p->cg, s->name);
+		if (r < 0 && r != -EEXIST)
+			log_err("slot %s (%s): not removed, and cannot be made whole again: %s", s->name,
+				s->key[0] ? s->key : "-", strerror(-r));
+		cg_slot_unwatch(p->cg, s->name);
+		pool_slot_watch(p, s);
+	}
+	pool_slot_event(s, s->key[0] ? SLOT_EV_UNRETIRE : SLOT_EV_UNRETIRE_WARM);
+	if (res->outcome == OUTCOME_FAILED)
+		log_warn("slot %s (%s): not removed, back to %s", s->name, s->key[0] ? s->key : "-",
+			 slot_state_name(s->state));
+}
+
+/* An Attach of a key whose slot is retiring: the retirement is called off
+ * while the slot is not being removed (0, the slot is idle again); else the
+ * key lets go of it and gets another slot (-EALREADY). */
+int pool_unretire(struct pool *p, struct slot *s)
+{
+	if (p->retire && retire_cancel(p->retire, s->name) == 0)
+		return 0;
+	log_info("slot %s (%s): being removed; the key gets another slot", s->name, s->key);
+	pool_slot_set_key(s, "");
+	pool_save(p, s);
+	return -EALREADY;
+}
+
+static void removed_verified(const struct retire_result *res, void *ud)
+{
+	struct slot *ghost = ud;
+
+	record_retirement(ghost->pool, res);
+	pool_removed_done(ghost->pool, ghost);
+}
+
+/* retirements the last daemon left unfinished: taken up again */
+static void resume_retirements(struct pool *p)
+{
+	for (size_t i = 0; i < p->nremoved; i++) {
+		struct slot *g = p->removed[i];
+		log_notice("retire %s (%s): removed before the restart, not verified; verifying it now", g->name,
+			   g->key[0] ? g->key : "-");
+		if (retire_resume(p->retire, g->name, g->key, p->conf->retire.mode, true, removed_verified, g) < 0)
+			log_err("retire %s: cannot verify it again", g->name);
+	}
+	for (struct slot *s = pool_slot_from(p, 0); s; s = pool_slot_from(p, s->id + 1)) {
+		if (!s->resume_retire)
+			continue;
+		s->resume_retire = false;
+		if (s->state == SLOT_RUNNING || p->conf->retire.mode == RETIRE_KEEP)
+			continue;
+		log_notice("retire %s (%s): left unfinished by the last daemon; resumed", s->name,
+			   s->key[0] ? s->key : "-");
+		s->retire_mode = p->conf->retire.mode;
+		s->retire_done = NULL;
+		s->resume_now = true;
+		pool_slot_event(s, SLOT_EV_RETIRE);
+	}
 }
 
 void pool_set_retire(struct pool *p, struct retire *r)
 {
 	p->retire = r;
+	if (r)
+		resume_retirements(p);
 }
 
 int pool_retire(struct pool *p, const char *key, enum retire_mode mode, retire_done_fn done, void *ud)

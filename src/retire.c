@@ -26,7 +26,7 @@
 #define REQUEUE_S 0.01            /* the work queue was full: try the write again this much later */
 #define FLUSH_POLL_S 0.05         /* a flushing slot's dirty and writeback counters read this often */
 
-enum phase { PH_QUEUED, PH_FLUSH, PH_DRAIN, PH_RMDIR, PH_VERIFY };
+enum phase { PH_QUEUED, PH_FLUSH, PH_DRAIN, PH_RMDIR, PH_VERIFY, PH_CANCELLED /* a write of it still runs */ };
 
 /* A kernel write handed to the work pool. The worker reads only cg, name,
  * bytes and rmdir, and writes result times; the job is the loop's. */
@@ -89,7 +89,7 @@ struct retire {
 
 static const char *const outcome_names[OUTCOME_N] = {
 	[OUTCOME_RELEASED] = "released", [OUTCOME_REPARENTED] = "reparented", [OUTCOME_DRAINED] = "drained",
-	[OUTCOME_PINNED] = "pinned",     [OUTCOME_FAILED] = "failed",
+	[OUTCOME_PINNED] = "pinned",     [OUTCOME_FAILED] = "failed",         [OUTCOME_CANCELLED] = "cancelled",
 };
 
 const char *retire_outcome_name(enum retire_outcome o)
@@ -201,6 +201,12 @@ static void write_done(int e, void *arg)
 	r->writes--;
 	r->rmdirs -= rmdir;
 	free(q);
+	if (job->phase == PH_CANCELLED) {
+		job_unlink(r, job); /* reported when it was called off */
+		free(job);
+		kick(r);
+		return;
+	}
 	if (rmdir)
 		rmdir_result(job, e, end);
 	else
@@ -693,6 +699,76 @@ int retire_start_probe(struct retire *r, const char *name, uint64_t verify_timeo
 	return 0;
 }
 
+int retire_resume(struct retire *r, const char *name, const char *key, enum retire_mode mode, bool removed,
+		  retire_done_fn done, void *ud)
+{
+	struct job *job;
+	struct cg_dying d;
+	int e;
+
+	if (!removed) {
+		e = retire_start(r, name, key, mode, done, ud);
+		r->stats.resumed += e == 0;
+		return e;
+	}
+	if (mode == RETIRE_KEEP)
+		return -EINVAL;
+	job = job_new(r, name, key, done, ud);
+	if (!job)
+		return -ENOMEM;
+	job->requested = mode;
+	job->res.mode = mode != RETIRE_AUTO ? mode : r->lru == LRU_YES ? RETIRE_REPARENT : RETIRE_DRAIN;
+	/* the baseline: the witness now, less every such group (still dying, as far as we know) */
+	if (count_phase(r, PH_VERIFY) == 0 && r->rmdirs == 0 && cg_dying(r->cg, &d) == 0)
+		r->base = d.count;
+	if (r->base > 0)
+		r->base--;
+	r->settled_valid = false;
+	r->stats.resumed++;
+	verify_add(job, now_mono_us());
+	return 0;
+}
+
+static struct job *job_named(struct retire *r, const char *name)
+{
+	for (struct job *j = r->jobs; j; j = j->next)
+		if (!j->is_probe && j->phase != PH_CANCELLED && j->phase != PH_VERIFY && strcmp(j->res.name, name) == 0)
+			return j;
+	return NULL;
+}
+
+int retire_cancel(struct retire *r, const char *name)
+{
+	struct job *job = job_named(r, name);
+	struct retire_result res;
+	retire_done_fn done;
+	void *ud;
+
+	if (!job)
+		return -ENOENT;
+	if (job->phase == PH_VERIFY || (job->phase == PH_RMDIR && job->write && job->write->rmdir))
+		return -EBUSY;
+	ev_timer_stop(r->loop, &job->timer);
+	res = job->res;
+	res.outcome = OUTCOME_CANCELLED;
+	res.total_ms = (now_mono_us() - job->start_us) / 1000;
+	done = job->done;
+	ud = job->ud;
+	r->stats.outcomes[OUTCOME_CANCELLED]++;
+	log_info("retire %s (%s): cancelled after %lld ms, %llu bytes drained", res.name, res.key[0] ? res.key : "-",
+		 (long long)res.total_ms, (unsigned long long)res.drained_bytes);
+	if (job->write) {
+		job->phase = PH_CANCELLED; /* freed when its reclaim step returns */
+	} else {
+		job_unlink(r, job);
+		free(job);
+	}
+	if (done)
+		done(&res, ud);
+	kick(r);
+	return 0;
+}
+
 void retire_set_lru_reparenting(struct retire *r, enum lru_reparenting v, const char *why)
 {
 	r->lru = v;
@@ -727,7 +803,7 @@ void retire_get_stats(const struct retire *r, struct retire_stats *out)
 	*out = r->stats;
 	out->in_flight = 0;
 	for (const struct job *j = r->jobs; j; j = j->next)
-		out->in_flight += !j->is_probe;
+		out->in_flight += !j->is_probe && j->phase != PH_CANCELLED;
 }
 
 int retire_new(struct ev_loop *loop, struct cg *cg, const struct conf *const *conf, struct retire **out)

@@ -28,6 +28,7 @@ enum retire_outcome {
 	OUTCOME_DRAINED,    /* reclaimed first, then freed */
 	OUTCOME_PINNED,     /* still dying at verify_timeout */
 	OUTCOME_FAILED,     /* could not be removed (rmdir kept failing) */
+	OUTCOME_CANCELLED,  /* called off before removal (the key was attached again) */
 	OUTCOME_N,
 };
 
@@ -53,6 +54,7 @@ struct retire_stats {
 	uint64_t outcomes[OUTCOME_N];
 	uint64_t pinned_bytes;      /* LRU bytes held by slots found pinned */
 	uint64_t in_flight;
+	uint64_t resumed;           /* retirements a previous daemon left unfinished, taken up again */
 	uint64_t dying;             /* last reading of the witness */
 	double max_write_ms;        /* slowest single kernel write (reclaim, rmdir), timed where it ran */
 };
@@ -75,6 +77,20 @@ int retire_set_work(struct retire *r, struct work *w);
  * RETIRE_KEEP is refused with -EINVAL. done is called exactly once, later. */
 int retire_start(struct retire *r, const char *name, const char *key, enum retire_mode mode, retire_done_fn done,
 		 void *ud);
+
+/* A retirement the previous daemon left unfinished (the daemon died): not yet
+ * removed (removed false): queued again like retire_start; removed: only
+ * verified, against the witness as it reads now, counting the group as still
+ * dying (a group freed while no daemon ran is found freed only when the count
+ * falls below that; else the verdict is pinned at verify_timeout, attributed
+ * false). Counted in stats.resumed. */
+int retire_resume(struct retire *r, const char *name, const char *key, enum retire_mode mode, bool removed,
+		  retire_done_fn done, void *ud);
+/* Call off the retirement of slot directory name while it is not being
+ * removed (queued, draining, or waiting to retry its rmdir): its done gets
+ * OUTCOME_CANCELLED before this returns. -EBUSY: the rmdir is under way or
+ * done; -ENOENT: no such retirement. */
+int retire_cancel(struct retire *r, const char *name);
 
 /* The LRU-reparenting probe: start it (again), and its cached result. */
 int retire_probe(struct retire *r);

@@ -22,15 +22,23 @@ enum {
 	END = SLOT_ACT_RUN_END | SLOT_ACT_IDLE_TIMER,
 };
 
+/* Events not listed in a row are refused (-EINVAL, nothing to do). */
+
 /* IDLE_TIMEOUT depends on recycle: the recycle=no row is patched in slot_step. */
 static const struct transition table[SLOT_NSTATES][SLOT_NEVENTS] = {
 	[SLOT_WARM] = {
 		[SLOT_EV_ATTACH] = { OK, SLOT_RUNNING, START },
-		[SLOT_EV_POPULATED] = { NOP, SLOT_WARM, 0 },
+		/* a warm slot is never handed out with processes inside */
+		[SLOT_EV_POPULATED] = { OK, SLOT_RUNNING, SLOT_ACT_ORPHAN | SLOT_ACT_RUN_START },
 		[SLOT_EV_EMPTY] = { NOP, SLOT_WARM, 0 },
 		[SLOT_EV_RELEASE] = { NOP, SLOT_WARM, 0 },
 		[SLOT_EV_IDLE_TIMEOUT] = { NOP, SLOT_WARM, 0 },
 		[SLOT_EV_RETIRE] = { OK, SLOT_RETIRING, SLOT_ACT_RETIRE },
+		/* adopted at start-up (every slot starts warm), its key restored */
+		[SLOT_EV_RESTORE_RUNNING] = { OK, SLOT_RUNNING, 0 },
+		[SLOT_EV_RESTORE_IDLE] = { OK, SLOT_IDLE, 0 },
+		[SLOT_EV_UNRETIRE] = { NOP, SLOT_WARM, 0 },
+		[SLOT_EV_UNRETIRE_WARM] = { NOP, SLOT_WARM, 0 },
 	},
 	[SLOT_RUNNING] = {
 		[SLOT_EV_ATTACH] = { OK, SLOT_RUNNING, SLOT_ACT_APPLY },
@@ -39,6 +47,10 @@ static const struct transition table[SLOT_NSTATES][SLOT_NEVENTS] = {
 		[SLOT_EV_RELEASE] = { OK, SLOT_RUNNING, 0 },
 		[SLOT_EV_IDLE_TIMEOUT] = { NOP, SLOT_RUNNING, 0 },
 		[SLOT_EV_RETIRE] = { BUSY, SLOT_RUNNING, 0 },
+		[SLOT_EV_RESTORE_RUNNING] = { NOP, SLOT_RUNNING, 0 },
+		[SLOT_EV_RESTORE_IDLE] = { NOP, SLOT_RUNNING, 0 },
+		[SLOT_EV_UNRETIRE] = { NOP, SLOT_RUNNING, 0 },
+		[SLOT_EV_UNRETIRE_WARM] = { NOP, SLOT_RUNNING, 0 },
 	},
 	[SLOT_IDLE] = {
 		[SLOT_EV_ATTACH] = { OK, SLOT_RUNNING, START },
@@ -47,14 +59,24 @@ static const struct transition table[SLOT_NSTATES][SLOT_NEVENTS] = {
 		[SLOT_EV_RELEASE] = { OK, SLOT_IDLE, SLOT_ACT_IDLE_TIMER },
 		[SLOT_EV_IDLE_TIMEOUT] = { OK, SLOT_WARM, SLOT_ACT_SCRUB },
 		[SLOT_EV_RETIRE] = { OK, SLOT_RETIRING, SLOT_ACT_STOP_TIMER | SLOT_ACT_RETIRE },
+		[SLOT_EV_RESTORE_RUNNING] = { NOP, SLOT_IDLE, 0 },
+		[SLOT_EV_RESTORE_IDLE] = { NOP, SLOT_IDLE, 0 },
+		[SLOT_EV_UNRETIRE] = { NOP, SLOT_IDLE, 0 },
+		[SLOT_EV_UNRETIRE_WARM] = { NOP, SLOT_IDLE, 0 },
 	},
 	[SLOT_RETIRING] = {
+		/* pool_attach cancels the retirement first (UNRETIRE) or gives the key another slot */
 		[SLOT_EV_ATTACH] = { BUSY, SLOT_RETIRING, 0 },
 		[SLOT_EV_POPULATED] = { NOP, SLOT_RETIRING, 0 },
 		[SLOT_EV_EMPTY] = { NOP, SLOT_RETIRING, 0 },
 		[SLOT_EV_RELEASE] = { NOP, SLOT_RETIRING, 0 },
 		[SLOT_EV_IDLE_TIMEOUT] = { NOP, SLOT_RETIRING, 0 },
 		[SLOT_EV_RETIRE] = { NOP, SLOT_RETIRING, 0 },
+		[SLOT_EV_RESTORE_RUNNING] = { NOP, SLOT_RETIRING, 0 },
+		[SLOT_EV_RESTORE_IDLE] = { NOP, SLOT_RETIRING, 0 },
+		/* cancelled before removal, or not removable: back, whole */
+		[SLOT_EV_UNRETIRE] = { OK, SLOT_IDLE, SLOT_ACT_IDLE_TIMER },
+		[SLOT_EV_UNRETIRE_WARM] = { OK, SLOT_WARM, 0 },
 	},
 };
 
@@ -81,6 +103,8 @@ static const char *const state_names[SLOT_NSTATES] = {
 static const char *const event_names[SLOT_NEVENTS] = {
 	[SLOT_EV_ATTACH] = "attach", [SLOT_EV_POPULATED] = "populated", [SLOT_EV_EMPTY] = "empty",
 	[SLOT_EV_RELEASE] = "release", [SLOT_EV_IDLE_TIMEOUT] = "idle-timeout", [SLOT_EV_RETIRE] = "retire",
+	[SLOT_EV_RESTORE_RUNNING] = "restore-running", [SLOT_EV_RESTORE_IDLE] = "restore-idle",
+	[SLOT_EV_UNRETIRE] = "unretire", [SLOT_EV_UNRETIRE_WARM] = "unretire-warm",
 };
 
 const char *slot_state_name(enum slot_state s)

@@ -16,6 +16,10 @@ enum slot_event {
 	SLOT_EV_RELEASE,      /* the key is finished for now */
 	SLOT_EV_IDLE_TIMEOUT, /* idle_timeout passed */
 	SLOT_EV_RETIRE,       /* remove the slot */
+	SLOT_EV_RESTORE_RUNNING, /* start-up: the state file says its key runs */
+	SLOT_EV_RESTORE_IDLE, /* start-up: the state file says its key is idle */
+	SLOT_EV_UNRETIRE,     /* a retirement cancelled or failed: the key keeps the slot */
+	SLOT_EV_UNRETIRE_WARM, /* the same for a slot without a key */
 	SLOT_NEVENTS,
 };
 
@@ -28,6 +32,7 @@ enum slot_action {
 	SLOT_ACT_STOP_TIMER = 1 << 4,  /* stop the idle timer */
 	SLOT_ACT_SCRUB = 1 << 5,       /* reclaim memory, reset counters, unbind the key */
 	SLOT_ACT_RETIRE = 1 << 6,      /* hand the slot to retirement */
+	SLOT_ACT_ORPHAN = 1 << 7,      /* processes nobody gave it: bind key orphan.<name> (before RUN_START) */
 };
 
 /* Returns 0 and the next state and actions, or -EBUSY (the slot is running)

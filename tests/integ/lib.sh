@@ -69,6 +69,14 @@ dying_memcgs() {
 	fi
 }
 
+# On v1 the dying-memcg count is machine-wide: a test that reads it and one
+# that makes many memory cgroups die (the crash campaign) take this lock, so
+# they do not run at the same time (make -j).
+dying_count_lock() {
+	[ "$T_MEMORY" = v1 ] && command -v flock > /dev/null || return 0
+	exec 9> "${TMPDIR:-/var/tmp}/cgpool-integ-dying.lock" && flock 9
+}
+
 # write_config [EXTRA_INI]: a config for this test's daemon
 # Bytes of memory charged below the pool root to no live cgroup: the pages
 # of removed groups that still exist (v1 keeps a removed memcg's LRU pages

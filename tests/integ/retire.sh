@@ -6,6 +6,7 @@
 # pages) or pinned (it did not), within verify_timeout; an empty slot comes
 # back released; auto picks what the kernel needs.
 . "${top_srcdir:-.}/tests/integ/lib.sh"
+dying_count_lock
 
 MIB=1048576
 write_config "[retire]

@@ -78,11 +78,49 @@ static void test_retire(void **state)
 static void test_nonsense_events(void **state)
 {
 	expect_refused(W, SLOT_EV_EMPTY, -EINVAL);
-	expect_refused(W, SLOT_EV_POPULATED, -EINVAL);
 	expect_refused(W, SLOT_EV_RELEASE, -EINVAL);
 	expect_refused(I, SLOT_EV_EMPTY, -EINVAL);
 	expect_refused(SLOT_NSTATES, SLOT_EV_EMPTY, -EINVAL);
 	expect_refused(W, SLOT_NEVENTS, -EINVAL);
+}
+
+/* start-up: every adopted slot is warm until the state file (or the
+ * kernel) says otherwise */
+static void test_restore(void **state)
+{
+	expect_step(W, SLOT_EV_RESTORE_RUNNING, 1, R, 0);
+	expect_step(W, SLOT_EV_RESTORE_IDLE, 1, I, 0);
+	/* a slot with processes nobody gave it keeps them: bound to an orphan key */
+	expect_step(W, SLOT_EV_POPULATED, 1, R, SLOT_ACT_ORPHAN | SLOT_ACT_RUN_START);
+	expect_refused(R, SLOT_EV_RESTORE_IDLE, -EINVAL);
+	expect_refused(I, SLOT_EV_RESTORE_RUNNING, -EINVAL);
+	expect_refused(X, SLOT_EV_RESTORE_IDLE, -EINVAL);
+}
+
+/* a retirement cancelled (an Attach of the key) or failed: the slot is back */
+static void test_unretire(void **state)
+{
+	expect_step(X, SLOT_EV_UNRETIRE, 1, I, SLOT_ACT_IDLE_TIMER);
+	expect_step(X, SLOT_EV_UNRETIRE_WARM, 1, W, 0);
+	expect_refused(I, SLOT_EV_UNRETIRE, -EINVAL);
+	expect_refused(W, SLOT_EV_UNRETIRE_WARM, -EINVAL);
+	expect_refused(R, SLOT_EV_UNRETIRE, -EINVAL);
+}
+
+/* every cell is set: a missing one would read as "OK, to warm" */
+static void test_table_complete(void **state)
+{
+	for (int st = 0; st < SLOT_NSTATES; st++) {
+		for (int ev = 0; ev < SLOT_NEVENTS; ev++) {
+			enum slot_state next = SLOT_NSTATES;
+			unsigned a = 0;
+			int r = slot_step((enum slot_state)st, (enum slot_event)ev, 1, &next, &a);
+			if (r == 0 && next == SLOT_WARM && a == 0 && st != SLOT_RETIRING)
+				fail_msg("%s on %s: an empty cell", slot_event_name((enum slot_event)ev),
+					 slot_state_name((enum slot_state)st));
+			assert_string_not_equal(slot_event_name((enum slot_event)ev), "?");
+		}
+	}
 }
 
 static void test_names(void **state)
@@ -187,6 +225,7 @@ int main(void)
 		cmocka_unit_test(test_run_lifecycle), cmocka_unit_test(test_idle_and_release),
 		cmocka_unit_test(test_retire), cmocka_unit_test(test_nonsense_events), cmocka_unit_test(test_names),
 		cmocka_unit_test(test_job_lifecycle), cmocka_unit_test(test_job_stop), cmocka_unit_test(test_job_names),
+		cmocka_unit_test(test_restore), cmocka_unit_test(test_unretire), cmocka_unit_test(test_table_complete),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -239,6 +239,8 @@ TEST_TIMEOUT=${CGPOOL_VM_TEST_TIMEOUT:-240}
 {
 	echo "export CGPOOLD='$CGPOOLD_G' CGPOOLCTL='$CGPOOLCTL_G'"
 	echo "export top_srcdir=/src TMPDIR=/var/tmp CGPOOL_TEST_CGROUP=/test"
+	# the crash campaign's rounds in a (slow, emulated) VM
+	echo "export CGPOOL_CRASH_ROUNDS=${CGPOOL_VM_CRASH_ROUNDS:-5}"
 	echo "VM_TEST_TIMEOUT=$TEST_TIMEOUT"
 	echo "VM_SHELL=$GUEST_SH"
 	for w in ${CGPOOL_VM_ENV:-}; do
