@@ -91,6 +91,7 @@ static void unwatch_main(struct job *j)
 	j->pidfd = -1;
 	j->pid = 0;
 	j->ours = false;
+	j->out_fdno = j->err_fdno = -1;
 }
 
 /* what the main process left in the slot goes with it (as with systemd's
@@ -233,7 +234,7 @@ static void output_closed(void *ud)
 	*slot = NULL;
 }
 
-static void start_output(struct job *j, int fd, struct joblog **l, const char *stream)
+void job_output(struct job *j, int fd, struct joblog **l, const char *stream)
 {
 	struct slot *s = pool_find(j->js->pool, j->key);
 	int r;
@@ -265,7 +266,7 @@ static int born_inside(struct job *j)
 
 static int job_spawn(struct job *j, const struct conf_job *cj)
 {
-	struct spawn sp = { .cgroup_fd = -1 };
+	struct spawn sp = { .cgroup_fd = -1, .keep = { -1, -1 } };
 	struct job_exec x;
 	char err[256] = "";
 	pid_t pid;
@@ -285,6 +286,11 @@ static int job_spawn(struct job *j, const struct conf_job *cj)
 	sp.groups = x.groups;
 	sp.ngroups = x.ngroups;
 	memcpy(sp.fds, x.fds, sizeof(sp.fds));
+	/* the job keeps the read ends of its journal pipes (fds 3 and 4), so a
+	 * crash of the daemon never makes its writes fail with EPIPE; the next
+	 * daemon takes them back with pidfd_getfd() */
+	sp.keep[0] = x.out_read;
+	sp.keep[1] = x.err_read;
 	sp.place = place_in_slot;
 	sp.ud = j;
 	sp.cgroup_fd = born_inside(j);
@@ -313,8 +319,10 @@ static int job_spawn(struct job *j, const struct conf_job *cj)
 	ev_child_start(j->js->loop, &j->child);
 	ev_io_set(&j->report, errfd, EV_READ);
 	ev_io_start(j->js->loop, &j->report);
-	start_output(j, x.out_read, &j->out, "stdout");
-	start_output(j, x.err_read, &j->err, "stderr");
+	j->out_fdno = x.out_read >= 0 ? JOB_OUT_FD : -1;
+	j->err_fdno = x.err_read >= 0 ? JOB_ERR_FD : -1;
+	job_output(j, x.out_read, &j->out, "stdout");
+	job_output(j, x.err_read, &j->err, "stderr");
 	log_info("job %s: started pid %d: %s", j->key, (int)pid, cj->exec);
 	return 0;
 }
@@ -473,6 +481,7 @@ struct job *job_new(struct jobs *js, const char *key)
 	snprintf(j->key, sizeof(j->key), "%s", key);
 	j->state = JOB_STOPPED;
 	j->pidfd = -1;
+	j->out_fdno = j->err_fdno = -1;
 	ev_child_init(&j->child, child_cb, 0, 0);
 	ev_init(&j->pidfd_io, pidfd_cb);
 	ev_init(&j->report, report_cb);

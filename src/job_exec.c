@@ -135,6 +135,8 @@ static int prepare_output(const struct conf_output *o, int std, int *child_fd, b
 			snprintf(err, errlen, "pipe: %s", strerror(errno));
 			return -errno;
 		}
+		/* room for 1 MiB of output while no daemon reads it (best effort) */
+		fcntl(p[0], F_SETPIPE_SZ, 1 << 20);
 		*child_fd = p[1];
 		*own = true;
 		*read_end = p[0];

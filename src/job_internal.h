@@ -9,6 +9,8 @@
 #include <limits.h>
 
 #define JOBS_FILE "jobs.json"
+#define JOB_OUT_FD 3 /* the read end of the stdout pipe, kept by the job */
+#define JOB_ERR_FD 4 /* ... of the stderr pipe */
 
 struct job {
 	struct jobs *js;
@@ -28,6 +30,7 @@ struct job {
 	unsigned long long restarts;
 	int64_t next_restart_us;
 	struct joblog *out, *err;
+	int out_fdno, err_fdno; /* in the main process: JOB_OUT_FD/JOB_ERR_FD, or -1 */
 	int exit_status, exit_signal; /* for JOB_ACT_RECORD_EXIT */
 	bool exit_unsupervised;
 };
@@ -49,6 +52,8 @@ struct job *job_find(struct jobs *js, const char *key);
 struct job *job_new(struct jobs *js, const char *key);
 void job_event(struct job *j, enum job_event ev);
 /* the main process ended: status -1 unknown, sig 0 none */
+/* read fd (a pipe's read end, taken over) into the log as the job's stream */
+void job_output(struct job *j, int fd, struct joblog **l, const char *stream);
 void job_main_exited(struct job *j, int status, int sig, bool unsupervised);
 
 /* job_load.c */

@@ -33,9 +33,9 @@ void jobs_write(struct jobs *js)
 	int r;
 
 	for (struct job *j = js->list; j; j = j->next)
-		json_array_append_new(arr, json_pack("{s:s, s:s, s:i, s:I}", "key", j->key, "state",
+		json_array_append_new(arr, json_pack("{s:s, s:s, s:i, s:I, s:i, s:i}", "key", j->key, "state",
 						     saved_state(j->state), "pid", (int)j->pid, "restarts",
-						     (json_int_t)j->restarts));
+						     (json_int_t)j->restarts, "out_fd", j->out_fdno, "err_fd", j->err_fdno));
 	root = json_pack("{s:i, s:o}", "version", 1, "jobs", arr);
 	text = root ? json_dumps(root, JSON_COMPACT) : NULL;
 	json_decref(root);
@@ -95,14 +95,43 @@ static bool adopt(struct job *j, pid_t pid)
 	return true;
 }
 
+/* The read end of a journal pipe that the adopted main process keeps as
+ * fdno: read again from where the last daemon stopped. */
+static void take_output(struct job *j, int fdno, struct joblog **l, const char *stream)
+{
+	int fd;
+
+	if (fdno < 0)
+		return;
+#ifdef SYS_pidfd_getfd
+	fd = (int)syscall(SYS_pidfd_getfd, j->pidfd, fdno, 0);
+#else
+	fd = -1;
+	errno = ENOSYS;
+#endif
+	if (fd < 0) {
+		log_warn("job %s: its %s pipe (fd %d of pid %d) cannot be taken back: %s; its %s is lost", j->key,
+			 stream, fdno, (int)j->pid, strerror(errno), stream);
+		return;
+	}
+	fcntl(fd, F_SETFD, FD_CLOEXEC);
+	if (fdno == JOB_OUT_FD)
+		j->out_fdno = fdno;
+	else
+		j->err_fdno = fdno;
+	job_output(j, fd, l, stream);
+}
+
 static void restore_one(struct job *j, json_t *saved, const struct conf_job *cj)
 {
 	const char *state = NULL;
 	enum job_state st = JOB_STOPPED;
 	json_int_t restarts = 0;
-	int pid = 0;
+	int pid = 0, out_fd = -1, err_fd = -1;
 
-	if (!saved || json_unpack(saved, "{s:s, s:i, s:I}", "state", &state, "pid", &pid, "restarts", &restarts) < 0 ||
+	if (!saved ||
+	    json_unpack(saved, "{s:s, s:i, s:I, s?i, s?i}", "state", &state, "pid", &pid, "restarts", &restarts,
+			"out_fd", &out_fd, "err_fd", &err_fd) < 0 ||
 	    job_state_parse(state, &st) < 0) {
 		if (cj->autostart)
 			job_event(j, JOB_EV_RUN);
@@ -115,6 +144,8 @@ static void restore_one(struct job *j, json_t *saved, const struct conf_job *cj)
 	case JOB_STOPPING:
 		if (adopt(j, (pid_t)pid)) {
 			log_notice("job %s: adopted its main process %d, still in its slot", j->key, pid);
+			take_output(j, out_fd, &j->out, "stdout");
+			take_output(j, err_fd, &j->err, "stderr");
 			job_event(j, JOB_EV_ADOPT);
 			if (st == JOB_STOPPING)
 				job_event(j, JOB_EV_STOP);

@@ -61,18 +61,27 @@ static _Noreturn void child_fail(int errfd, enum spawn_stage st, int err)
 	_exit(127);
 }
 
-static int child_stdio(const int fds[3])
+/* fds 0-2 from fds[0..2], then 3 and 4 from keep[0..1] (where >= 0) */
+static int child_fds(const int fds[3], const int keep[2])
 {
-	int moved[3];
+	int moved[5], want[5] = { fds[0], fds[1], fds[2], keep[0], keep[1] };
 
-	/* first above 0-2, so that dup2 below cannot clobber one of them */
-	for (int i = 0; i < 3; i++) {
-		moved[i] = fds[i] >= 0 ? fcntl(fds[i], F_DUPFD, FD_HIGH)
-				       : open("/dev/null", (i == 0 ? O_RDONLY : O_WRONLY) | O_NOCTTY);
-		if (moved[i] < 0)
+	/* first above 0-4, so that dup2 below cannot clobber one of them */
+	for (int i = 0; i < 5; i++) {
+		if (i >= 3 && want[i] < 0)
+			moved[i] = -1;
+		else if (want[i] >= 0)
+			moved[i] = fcntl(want[i], F_DUPFD, FD_HIGH);
+		else
+			moved[i] = open("/dev/null", (i == 0 ? O_RDONLY : O_WRONLY) | O_NOCTTY);
+		if (i < 3 && moved[i] < 0)
+			return -errno;
+		if (i >= 3 && want[i] >= 0 && moved[i] < 0)
 			return -errno;
 	}
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < 5; i++) {
+		if (moved[i] < 0)
+			continue;
 		if (dup2(moved[i], i) < 0)
 			return -errno;
 		close(moved[i]);
@@ -97,6 +106,12 @@ static _Noreturn void child_run(const struct spawn *sp, int holdfd, int errfd)
 {
 	char c;
 
+	/* the report pipe out of the way of the descriptors the job gets */
+	if (errfd < FD_HIGH) {
+		int high = fcntl(errfd, F_DUPFD_CLOEXEC, FD_HIGH);
+		if (high >= 0)
+			errfd = high;
+	}
 	if (holdfd >= 0) {
 		ssize_t n;
 		do
@@ -109,7 +124,7 @@ static _Noreturn void child_run(const struct spawn *sp, int holdfd, int errfd)
 	if (setsid() < 0)
 		child_fail(errfd, SPAWN_SESSION, errno);
 	child_signals();
-	if (child_stdio(sp->fds) < 0)
+	if (child_fds(sp->fds, sp->keep) < 0)
 		child_fail(errfd, SPAWN_STDIO, errno);
 	if (sp->set_ids) {
 		if (setgroups(sp->ngroups, sp->groups) < 0)
@@ -124,8 +139,9 @@ static _Noreturn void child_run(const struct spawn *sp, int holdfd, int errfd)
 	/* the daemon's descriptors are close-on-exec; close the rest of what
 	 * might leak (inherited without the flag), errfd aside */
 #ifdef SYS_close_range
-	if (errfd > 3)
-		syscall(SYS_close_range, 3U, (unsigned)errfd - 1, 0U);
+	unsigned first = sp->keep[1] >= 0 ? 5 : sp->keep[0] >= 0 ? 4 : 3;
+	if ((unsigned)errfd > first)
+		syscall(SYS_close_range, first, (unsigned)errfd - 1, 0U);
 	syscall(SYS_close_range, (unsigned)errfd + 1, ~0U, 0U);
 #endif
 	execve(sp->path, sp->argv, sp->envp);

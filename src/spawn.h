@@ -20,6 +20,8 @@ struct spawn {
 	const gid_t *groups; /* supplementary groups */
 	size_t ngroups;
 	int fds[3];          /* the child's stdin, stdout, stderr; -1: /dev/null */
+	int keep[2];         /* >= 0: given to the child as fds 3 and 4 (a job keeps
+			      * its pipes' read ends, so they outlive the daemon) */
 	/* >= 0: a cgroup v2 directory the child is born in (clone3 with
 	 * CLONE_INTO_CGROUP) */
 	int cgroup_fd;

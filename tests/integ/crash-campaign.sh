@@ -1,8 +1,10 @@
 #!/bin/sh
 # The daemon is killed (-9) at random moments under a load of exec restarts,
-# attach/release and retirements, and started again, CGPOOL_CRASH_ROUNDS
+# attach/release, retirements and two supervised jobs (one that runs, one
+# that crashes and is restarted every 0.2 s), and started again, CGPOOL_CRASH_ROUNDS
 # times (30 by default). After each round every invariant is checked: every
-# long job's process is in the slot its key is bound to, every slot directory
+# long job's process and each supervised job's main process is in the slot
+# its key is bound to, every slot directory
 # is known to the daemon, no key it had is forgotten; at the end no
 # retirement it took went unreported (an outcome in the log).
 . "${top_srcdir:-.}/tests/integ/lib.sh"
@@ -14,7 +16,14 @@ idle_timeout = 1h
 [retire]
 mode = drain
 rate = 50
-verify_timeout = 2s"
+verify_timeout = 2s
+[job sup-steady]
+exec = sleep 100000
+[job sup-flap]
+exec = sh -c 'sleep 0.2; exit 1'
+restart = always
+restart_sec = 0
+start_limit = off"
 
 memslot() { sed -n "s|^[0-9]*:memory:.*/\(slot-[0-9]*\)$|\1|p; s|^0::.*/\(slot-[0-9]*\)$|\1|p" "/proc/$1/cgroup" | head -n 1; }
 known() { "$CGPOOLCTL" --json status "$1" > /dev/null 2>&1; }
@@ -71,6 +80,23 @@ while [ $r -lt "$ROUNDS" ]; do
 		[ -n "$name" ] && [ "$(memslot "$p")" = "$name" ] ||
 			{ fail "round $r: $k (pid $p) is in '$(memslot "$p")', its key is bound to '$name'"; broken=$((broken + 1)); }
 	done
+	# supervised jobs: adopted (or restarted by policy), running, the main
+	# process in the slot of their key
+	for k in sup-steady sup-flap; do
+		checked=$((checked + 1))
+		ok=no
+		for t in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
+			st=$("$CGPOOLCTL" --json status "$k")
+			p=$(echo "$st" | sed -n 's/.*"main_pid": *\([0-9]*\).*/\1/p')
+			if echo "$st" | grep -q '"job_state": *"running"' && [ -n "$p" ] &&
+				[ "$(memslot "$p")" = "$(echo "$st" | json name)" ]; then
+				ok=yes
+				break
+			fi
+			sleep 0.1
+		done
+		[ $ok = yes ] || { fail "round $r: supervised $k not running in its slot ($st)"; broken=$((broken + 1)); }
+	done
 	# every slot directory known to the daemon
 	list=$("$CGPOOLCTL" list 2>/dev/null)
 	for d in "$T_MEMMNT$T_ROOT"/slot-*; do
@@ -98,6 +124,9 @@ for k in $(sort -u "$T_DIR/retired"); do
 	wait_for 20 reported "$k" || { fail "retirement of $k unreported"; broken=$((broken + 1)); }
 done
 for kp in $longs; do kill "${kp#*:}" 2>/dev/null; done
+"$CGPOOLCTL" stop sup-steady > /dev/null 2>&1
+"$CGPOOLCTL" stop sup-flap > /dev/null 2>&1
+wait_for 10 sh -c "\"$CGPOOLCTL\" --json status sup-flap | grep -q '\"job_state\": *\"stopped\"'"
 # the slots go, their page cache reclaimed first so no group stays pinned
 # (dying) after the test, and the groups that die with them are freed, while
 # this test still holds the lock on the dying count

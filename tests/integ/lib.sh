@@ -77,7 +77,6 @@ dying_count_lock() {
 	exec 9> "${TMPDIR:-/var/tmp}/cgpool-integ-dying.lock" && flock 9
 }
 
-# write_config [EXTRA_INI]: a config for this test's daemon
 # Bytes of memory charged below the pool root to no live cgroup: the pages
 # of removed groups that still exist (v1 keeps a removed memcg's LRU pages
 # charged to it until they go). Scoped to this test's pool, unlike the
@@ -92,6 +91,7 @@ orphan_bytes_v1() {
 	' "$T_MEMMNT$T_ROOT/memory.stat" $(find "$T_MEMMNT$T_ROOT" -mindepth 2 -maxdepth 2 -name memory.stat)
 }
 
+# write_config [EXTRA_INI]: a config for this test's daemon
 write_config() {
 	cat > "$T_DIR/cgpool.conf" <<EOC
 [daemon]

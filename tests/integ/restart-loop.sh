@@ -49,7 +49,13 @@ done
 t1=$(date +%s)
 cgpool_added=$(( $(dying_memcgs) - before ))
 echo "cgpool: $N restarts in $((t1 - t0)) s left $cgpool_added dying memory cgroups"
-check "cgpool adds no dying memory cgroups (got $cgpool_added)" [ "$cgpool_added" -le 0 ]
+if [ "$T_MEMORY" = v1 ]; then
+	# v1 counts dying memcgs machine-wide: a cgroup of another process of
+	# the machine removed meanwhile shows up too
+	check "cgpool adds no dying memory cgroups (got $cgpool_added, machine-wide)" [ "$cgpool_added" -le 2 ]
+else
+	check "cgpool adds no dying memory cgroups (got $cgpool_added)" [ "$cgpool_added" -le 0 ]
+fi
 
 status=$("$CGPOOLCTL" --json status web)
 id=$(echo "$status" | json cgroup_id)

@@ -89,7 +89,10 @@ autostart = no
 [job steady]
 exec = sleep 1000
 restart = always
-restart_sec = 0"
+restart_sec = 0
+[job talker]
+exec = sh -c 'i=0; while :; do echo \"tick \$i\"; i=\$((i + 1)); sleep 0.2; done'
+autostart = no"
 
 # a user that does not exist: a config error with its line
 printf '[job bad]\nexec = /bin/true\nuser = no-such-user-cgpool\n' > "$T_DIR/bad.conf"
@@ -188,19 +191,28 @@ check "who: the later environment setting wins" sh -c "echo '$line' | grep -q 'g
 echo $((RUNS - 1)) > "$T_DIR/count"
 ctl run flap > /dev/null # its first run now is its last (sleep 1000)
 wait_for 10 state_is flap running
+ctl run talker > /dev/null
+ticks() { grep -c '^talker\[[0-9]*\]: tick' "$T_DIR/daemon.log"; }
+check "talker: its output reaches the daemon's log, a line each" wait_for 5 sh -c "[ \$(grep -c '^talker\[[0-9]*\]: tick' '$T_DIR/daemon.log') -ge 2 ]"
+pid_talker=$(field talker main_pid)
 for k in steady who flap; do
 	eval "pid_$k=$(field $k main_pid) slot_$k=$(field $k name)"
 done
 kill -9 "$T_DAEMON_PID"
 wait "$T_DAEMON_PID" 2>/dev/null
 T_DAEMON_PID=
-check "kill -9: the jobs kept running without the daemon" kill -0 "$pid_steady" "$pid_who" "$pid_flap"
+sleep 0.5 # the talker writes into its pipe while no daemon reads it
+check "kill -9: the jobs kept running without the daemon" kill -0 "$pid_steady" "$pid_who" "$pid_flap" "$pid_talker"
+before=$(ticks)
 start_daemon
 for k in steady who flap; do
 	eval "p=\$pid_$k s=\$slot_$k"
 	check "kill -9: $k is adopted, running in its slot" \
 		sh -c "[ \"\$(\"$CGPOOLCTL\" --json status $k | sed -n 's/.*\"main_pid\": *\([0-9]*\).*/\1/p')\" = $p ] && \"$CGPOOLCTL\" --json status $k | grep -q '\"name\": *\"$s\"' && \"$CGPOOLCTL\" --json status $k | grep -q '\"job_state\": *\"running\"'"
 done
+check "kill -9: the talker's output reaches the new daemon's log" wait_for 5 sh -c "[ \$(grep -c '^talker\[[0-9]*\]: tick' '$T_DIR/daemon.log') -gt $((before + 2)) ]"
+check "kill -9: ... from the same process" [ "$(field talker main_pid)" = "$pid_talker" ]
+ctl stop talker > /dev/null
 ctl stop who > /dev/null
 check "kill -9: stop of an adopted job works" wait_for 5 state_is who stopped
 kill -9 "$pid_steady"

@@ -149,6 +149,7 @@ static struct spawn base_spawn(void)
 
 	memset(&sp, 0, sizeof(sp));
 	sp.cgroup_fd = -1;
+	sp.keep[0] = sp.keep[1] = -1;
 	return sp;
 }
 
