@@ -38,7 +38,7 @@ load() {
 		if "$CGPOOLCTL" exec "$k" -- true 2>/dev/null && "$CGPOOLCTL" exec "$k" -- true 2>/dev/null; then
 			echo "$k" >> "$T_DIR/bound"
 		fi
-		sleep 300 & p=$!
+		sleep 300 9>&- & p=$!
 		"$CGPOOLCTL" attach "$k-a" "$p" > /dev/null 2>&1 && echo "$k-a" >> "$T_DIR/bound"
 		kill "$p"; wait "$p" 2>/dev/null
 		"$CGPOOLCTL" release "$k-a" > /dev/null 2>&1
