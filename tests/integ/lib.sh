@@ -91,7 +91,7 @@ EOC
 
 start_daemon() {
 	[ -f "$T_DIR/cgpool.conf" ] || write_config
-	"$CGPOOLD" --config "$T_DIR/cgpool.conf" >> "$T_DIR/daemon.log" 2>&1 &
+	"$CGPOOLD" --config "$T_DIR/cgpool.conf" >> "$T_DIR/daemon.log" 2>&1 9>&- &
 	T_DAEMON_PID=$!
 	i=0
 	while ! "$CGPOOLCTL" status > /dev/null 2>&1; do
