@@ -69,9 +69,10 @@ dying_memcgs() {
 	fi
 }
 
-# On v1 the dying-memcg count is machine-wide: a test that reads it and one
-# that makes many memory cgroups die (the crash campaign) take this lock, so
-# they do not run at the same time (make -j).
+# On v1 the dying-memcg count is machine-wide: a test that reads it and the
+# tests that make many memory cgroups die (crash-campaign, state-lost) take
+# this lock, so they do not run at the same time (make -j). Processes that
+# outlive the test must not inherit it: start them with 9>&-.
 dying_count_lock() {
 	[ "$T_MEMORY" = v1 ] && command -v flock > /dev/null || return 0
 	exec 9> "${TMPDIR:-/var/tmp}/cgpool-integ-dying.lock" && flock 9

@@ -4,6 +4,7 @@
 # memory cgroups behind on kernels that do not reparent LRU pages; cgpool
 # adds none, and every run lands in the same cgroup.
 . "${top_srcdir:-.}/tests/integ/lib.sh"
+dying_count_lock
 
 N=${RESTARTS:-200}
 dd if=/dev/zero of="$T_DIR/temp" bs=4096 count=1 2>/dev/null

@@ -4,6 +4,7 @@
 # key, orphan.slot-N) with their processes inside, and new keys get other
 # slots.
 . "${top_srcdir:-.}/tests/integ/lib.sh"
+dying_count_lock
 
 # the memory cgroup path of a process
 memcg_of() { sed -n "s/^[0-9]*:memory://p; s/^0:://p" "/proc/$1/cgroup" | head -n 1; }
@@ -14,7 +15,7 @@ round() {
 	start_daemon
 	pids=
 	for k in a b c; do
-		"$CGPOOLCTL" exec "job-$k" -- sleep 300 &
+		"$CGPOOLCTL" exec "job-$k" -- sleep 300 9>&- &
 		pids="$pids $!"
 	done
 	for p in $pids; do wait_for 5 sh -c "[ -n \"\$(sed -n 's|.*/\(slot-[0-9]*\)$|\1|p' /proc/$p/cgroup)\" ]"; done
@@ -38,7 +39,7 @@ round() {
 	done
 	news=
 	for k in x y z; do
-		"$CGPOOLCTL" exec "new-$k" -- sleep 300 &
+		"$CGPOOLCTL" exec "new-$k" -- sleep 300 9>&- &
 		news="$news $!"
 	done
 	for p in $news; do
