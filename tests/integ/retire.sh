@@ -68,11 +68,16 @@ fi
 
 # --- reparent: no drain; the kernel decides what happens to the pages
 fill keepme "$T_DIR/f2"
-# Keep its pages in use, as a job's data usually is: a kernel that pages out
-# cold memory on its own (DAMON reclaim on some hosts) would otherwise free
-# the group at an arbitrary moment of the verification.
-(while :; do cat "$T_DIR/f2" > /dev/null 2>&1; sleep 0.3; done) &
-reader=$!
+# Where the kernel does not reparent, keep its pages in use, as a job's data
+# usually is: a kernel that pages out cold memory on its own (DAMON reclaim
+# on some hosts) would otherwise free the group at an arbitrary moment of
+# the verification. (Not where it reparents: the reader keeps the file's
+# inode, whose writeback is attached to the slot's cgroup, and that pins it.)
+reader=
+if [ "$lru" != yes ]; then
+	(while :; do cat "$T_DIR/f2" > /dev/null 2>&1; sleep 0.3; done) &
+	reader=$!
+fi
 base=$(dying_memcgs)
 out=$("$CGPOOLCTL" --json retire keepme --mode reparent --wait)
 echo "reparent: $out"
@@ -88,7 +93,7 @@ else
 	else
 		check "reparent: the pinned group is still dying" [ "$(dying_memcgs)" -gt "$base" ]
 	fi
-	kill "$reader"; wait "$reader" 2>/dev/null
+	[ -n "$reader" ] && kill "$reader" && wait "$reader" 2>/dev/null
 	# Give its page cache back so the pinned group can be freed: deleting
 	# the file is not enough (the filesystem's metadata pages charged to
 	# it stay), dropping clean caches is.
@@ -102,7 +107,7 @@ else
 	fi
 fi
 
-kill "$reader" 2>/dev/null; wait "$reader" 2>/dev/null
+[ -n "$reader" ] && kill "$reader" 2>/dev/null && wait "$reader" 2>/dev/null
 
 # --- an empty slot: no LRU pages at removal
 sleep 300 &
