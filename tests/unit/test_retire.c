@@ -678,6 +678,34 @@ static void test_baseline_settles(void **state)
 	expect_res("slot-1", &res, &(struct expect){ OUTCOME_PINNED, 4 * MiB, 0, true });
 }
 
+/* A pinned group freed later (its page cache dropped) leaves the baseline:
+ * the next retirement's baseline is read again once nothing of ours is in
+ * flight, so a group of the next one that stays dying is still seen as
+ * pinned, and one that goes as freed. */
+static void test_baseline_after_pinned_freed(void **state)
+{
+	struct env *e = *state;
+	struct cgsim_opts o = cgsim_opts_default(e->prm->layout);
+	struct retire_result res;
+
+	o.kernel = CGSIM_PIN;
+	env_open(e, &o, false);
+	cgsim_settle(e->sim);
+	make_slot(e, "slot-a", 4 * MiB, 0);
+	res = retire1(e, "slot-a", RETIRE_REPARENT);
+	expect_res("slot-a", &res, &(struct expect){ OUTCOME_PINNED, 4 * MiB, 0, true });
+	assert_int_equal(cgsim_dying(e->sim, e->root, NULL), 1);
+	assert_true(cgsim_drop_cache(e->sim, NULL) >= 4 * MiB); /* drop_caches: the pinned group goes */
+	cgsim_settle(e->sim);
+	assert_int_equal(cgsim_dying(e->sim, e->root, NULL), 0);
+	make_slot(e, "slot-b", 4 * MiB, 0);
+	res = retire1(e, "slot-b", RETIRE_REPARENT);
+	expect_res("slot-b", &res, &(struct expect){ OUTCOME_PINNED, 4 * MiB, 0, true });
+	make_slot(e, "slot-c", 0, 0);
+	res = retire1(e, "slot-c", RETIRE_REPARENT);
+	expect_res("slot-c", &res, &(struct expect){ OUTCOME_RELEASED, 0, 0, true });
+}
+
 struct later_writeback {
 	ev_timer t;
 	struct env *e;
@@ -1045,6 +1073,7 @@ int main(void)
 		T(test_several, v2_rep), T(test_several, v2_pin), T(test_several, hy_rep), T(test_several, hy_pin),
 		T(test_lag, lag4), T(test_lag, subsys_late), T(test_lag, debian61),
 		T(test_baseline_settles, v2_pin), T(test_start_from_verdict, v2_rep),
+		T(test_baseline_after_pinned_freed, v2_pin), T(test_baseline_after_pinned_freed, hy_pin),
 		T(test_rate, v2_rep),
 		T(test_flush_dirty, v2_rep), T(test_flush_dirty, v2_pin), T(test_flush_dirty, hy_pin),
 		T(test_probe, v2_rep), T(test_probe, hy_rep), T(test_probe, v2_pin),
