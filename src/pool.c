@@ -323,7 +323,7 @@ static unsigned free_id(const struct pool *p)
 
 /* Create a new warm slot directory now, on the loop (a new key found no
  * warm slot ready). */
-static int pool_grow(struct pool *p, struct slot **out)
+int pool_grow(struct pool *p, struct slot **out)
 {
 	struct slot *s;
 	int r;
@@ -416,7 +416,7 @@ static void apply_list(struct slot *s, const struct conf_res *res, size_t n)
 }
 
 /* class settings first, the key's own [job] settings override them */
-static void act_apply(struct slot *s)
+void pool_act_apply(struct slot *s)
 {
 	const struct conf *c = s->pool->conf;
 	const struct conf_class *cls = s->class_name[0] ? conf_class_by_name(c, s->class_name) : NULL;
@@ -472,7 +472,7 @@ void pool_idle_timer(struct slot *s, double after)
 }
 
 /* the resource settings back to the kernel's defaults */
-static void reset_limits(struct slot *s)
+void pool_reset_limits(struct slot *s)
 {
 	struct cg *cg = s->pool->cg;
 
@@ -524,7 +524,7 @@ static void act_scrub(struct slot *s)
 		else
 			scrub_done(scrub_fn(s), s);
 	}
-	reset_limits(s);
+	pool_reset_limits(s);
 	log_info("slot %s: recycled from key %s after %llu runs", s->name, s->key, (unsigned long long)s->runs);
 	pool_slot_set_key(s, "");
 	s->class_name[0] = '\0';
@@ -536,7 +536,7 @@ static void act_scrub(struct slot *s)
 
 /* A transition: the state, and when the slot became idle (which orders the
  * idle list, so it is set first). */
-static void slot_enter(struct slot *s, enum slot_state next, unsigned act)
+void pool_slot_enter(struct slot *s, enum slot_state next, unsigned act)
 {
 	if ((act & SLOT_ACT_IDLE_TIMER) && s->state != SLOT_IDLE)
 		s->idle_since_us = now_real_us();
@@ -565,7 +565,7 @@ static void act_orphan(struct slot *s)
 	log_warn("slot %s: holds processes no key is known for; bound to key %s until it empties", s->name, key);
 }
 
-static void slot_do(struct slot *s, enum slot_state prev, unsigned act)
+void pool_slot_do(struct slot *s, enum slot_state prev, unsigned act)
 {
 	if (act & SLOT_ACT_ORPHAN)
 		act_orphan(s);
@@ -574,7 +574,7 @@ static void slot_do(struct slot *s, enum slot_state prev, unsigned act)
 	if (act & SLOT_ACT_STOP_TIMER)
 		ev_timer_stop(s->pool->loop, &s->idle_timer);
 	if (act & SLOT_ACT_APPLY)
-		act_apply(s);
+		pool_act_apply(s);
 	if (act & SLOT_ACT_RUN_START)
 		act_run_start(s);
 	if (act & SLOT_ACT_IDLE_TIMER)
@@ -595,11 +595,11 @@ void pool_slot_event(struct slot *s, enum slot_event ev)
 		return;
 	if (ev == SLOT_EV_IDLE_TIMEOUT)
 		s->retire_mode = p->conf->retire.mode;
-	slot_enter(s, next, act);
+	pool_slot_enter(s, next, act);
 	if (prev != next)
 		log_info("slot %s (%s): %s -> %s on %s", s->name, s->key[0] ? s->key : "-", slot_state_name(prev),
 			 slot_state_name(next), slot_event_name(ev));
-	slot_do(s, prev, act);
+	pool_slot_do(s, prev, act);
 	pool_save(p, s);
 	if (act & SLOT_ACT_RETIRE)
 		pool_act_retire(s); /* may free s */
@@ -678,193 +678,6 @@ void pool_idle_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
 	}
 	pool_slot_event(s, SLOT_EV_IDLE_TIMEOUT);
 	pool_fill_warm(p);
-}
-
-/* ---- requests */
-
-static int pids_exist(const pid_t *pids, size_t n, pid_t *bad)
-{
-	for (size_t i = 0; i < n; i++) {
-		if (pids[i] <= 0 || (kill(pids[i], 0) < 0 && errno == ESRCH)) {
-			*bad = pids[i];
-			return -ESRCH;
-		}
-	}
-	return 0;
-}
-
-static int slot_bind(struct pool *p, struct slot *s, const char *key, const char *class_name, uid_t owner)
-{
-	const struct conf_class *cls;
-
-	if (class_name) {
-		cls = conf_class_by_name(p->conf, class_name);
-		if (!cls)
-			return -ENOENT;
-	} else {
-		cls = conf_class_for_key(p->conf, key);
-	}
-	if (pool_slot_set_key(s, key) < 0)
-		return -ENOMEM;
-	snprintf(s->class_name, sizeof(s->class_name), "%s", cls ? cls->name : "");
-	s->owner_uid = owner;
-	s->runs = 0;
-	s->nrecent = 0;
-	log_info("slot %s: bound to key %s%s%s, owner uid %u", s->name, key, cls ? ", class " : "", cls ? cls->name : "",
-		 (unsigned)owner);
-	return 0;
-}
-
-/* The slot for key: its own, else a warm one (created if none is ready). */
-static int slot_for_key(struct pool *p, const char *key, const char *class_name, uid_t owner, struct slot **out,
-			bool *fresh)
-{
-	struct slot *s = pool_find(p, key);
-	int r;
-
-	*fresh = false;
-	if (s && s->state == SLOT_RETIRING && pool_unretire(p, s) < 0)
-		s = NULL; /* being removed: a new slot at once */
-	if (s) {
-		if (class_name && !conf_class_by_name(p->conf, class_name))
-			return -ENOENT;
-		*out = s;
-		return 0;
-	}
-	s = pool_take_warm(p);
-	if (!s) {
-		r = pool_grow(p, &s);
-		if (r < 0)
-			return r;
-	}
-	r = slot_bind(p, s, key, class_name, owner);
-	if (r < 0)
-		return r;
-	*fresh = true;
-	*out = s;
-	return 0;
-}
-
-bool pool_slot_has_procs(struct slot *s)
-{
-	bool populated;
-	unsigned n;
-
-	if (cg_slot_populated(s->pool->cg, s->name, &populated) == 0 && !populated)
-		return false;
-	return cg_slot_nprocs(s->pool->cg, s->name, &n) < 0 || n > 0;
-}
-
-void pool_usage(const struct pool *p, uid_t uid, unsigned *of_uid, unsigned *in_use)
-{
-	unsigned n = 0;
-
-	for (size_t i = 0; i < p->nslots; i++)
-		n += p->slots[i]->key[0] && p->slots[i]->owner_uid == uid;
-	*of_uid = n;
-	*in_use = (unsigned)p->nslots - p->counts[SLOT_WARM];
-}
-
-int pool_attach(struct pool *p, const char *key, const char *class_name, const pid_t *pids, size_t npids,
-		struct slot **out, pid_t *bad_pid)
-{
-	return pool_attach_owned(p, key, class_name, 0, pids, npids, out, bad_pid);
-}
-
-int pool_attach_owned(struct pool *p, const char *key, const char *class_name, uid_t owner, const pid_t *pids,
-		      size_t npids, struct slot **out, pid_t *bad_pid)
-{
-	struct slot *s;
-	enum slot_state next;
-	unsigned act = 0;
-	size_t moved = 0;
-	bool fresh;
-	int r;
-
-	r = pids_exist(pids, npids, bad_pid);
-	if (r < 0)
-		return r;
-	r = slot_for_key(p, key, class_name, owner, &s, &fresh);
-	if (r < 0)
-		return r;
-	/* a run that ended a moment ago, before its event reached us (the
-	 * populated flag can lag the exit of the last process: trust an empty
-	 * cgroup.procs too) */
-	if (s->state == SLOT_RUNNING && !pool_slot_has_procs(s))
-		pool_slot_event(s, SLOT_EV_EMPTY);
-	r = slot_step(s->state, SLOT_EV_ATTACH, p->conf->pool.recycle, &next, &act);
-	if (r < 0)
-		goto fail;
-	if (act & SLOT_ACT_APPLY)
-		act_apply(s); /* limits in place before the processes arrive */
-	for (; moved < npids; moved++) {
-		r = cg_slot_attach(p->cg, s->name, pids[moved]);
-		if (r < 0) {
-			*bad_pid = pids[moved];
-			log_warn("slot %s (%s): attach pid %d: %s", s->name, key, (int)pids[moved], strerror(-r));
-			break;
-		}
-	}
-	/* the pids before the failing one are in the slot: it runs them, and
-	 * the caller still hears of the error */
-	if (r < 0 && moved == 0)
-		goto fail;
-	if (s->state != next)
-		log_info("slot %s (%s): %s -> %s on attach", s->name, key, slot_state_name(s->state),
-			 slot_state_name(next));
-	enum slot_state prev = s->state;
-	slot_enter(s, next, act);
-	slot_do(s, prev, act & ~SLOT_ACT_APPLY);
-	if (fresh || prev != next || (act & SLOT_ACT_RUN_START))
-		pool_save(p, s); /* an Attach to the running slot changes nothing kept */
-	pool_fill_warm(p);
-	if (r == 0)
-		*out = s;
-	return r;
-fail:
-	if (fresh && s->state == SLOT_WARM) {
-		if (act & SLOT_ACT_APPLY)
-			reset_limits(s); /* the next key must not get this one's */
-		pool_slot_set_key(s, "");
-		s->class_name[0] = '\0';
-		s->owner_uid = 0;
-	}
-	return r;
-}
-
-void pool_run_settle(struct pool *p, const char *key)
-{
-	struct slot *s = pool_find(p, key);
-
-	if (s && s->state == SLOT_RUNNING && !pool_slot_has_procs(s))
-		pool_slot_event(s, SLOT_EV_EMPTY);
-}
-
-int pool_record_exit(struct pool *p, const char *key, int exit_status, int signal, bool unsupervised)
-{
-	struct slot *s = pool_find(p, key);
-	struct run *run = s && s->nrecent ? &s->recent[(s->nrecent - 1) % SLOT_RECENT_RUNS] : NULL;
-
-	if (!run)
-		return -ENOENT;
-	run->exit_status = exit_status;
-	run->signal = signal;
-	run->unsupervised = unsupervised;
-	pool_save(p, s);
-	return 0;
-}
-
-int pool_release(struct pool *p, const char *key, struct slot **out)
-{
-	struct slot *s = pool_find(p, key);
-
-	if (!s)
-		return -ENOENT;
-	log_info("slot %s (%s): released", s->name, key);
-	s->used_us = now_real_us();
-	pool_slot_event(s, SLOT_EV_RELEASE);
-	*out = s;
-	return 0;
 }
 
 int pool_new(struct ev_loop *loop, struct cg *cg, const struct conf *conf, struct pool **out)

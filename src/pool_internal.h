@@ -99,4 +99,11 @@ void pool_nocg_refused(struct pool *p, const char *name);
 /* a mkdir worked: the episode (if any) ends */
 void pool_nocg_ok(struct pool *p);
 
+/* pool.c, for pool_attach.c: the actions of the table and warm growth */
+void pool_act_apply(struct slot *s);
+void pool_reset_limits(struct slot *s);
+void pool_slot_enter(struct slot *s, enum slot_state next, unsigned act);
+void pool_slot_do(struct slot *s, enum slot_state prev, unsigned act);
+int pool_grow(struct pool *p, struct slot **out);
+
 #endif

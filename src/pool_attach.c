@@ -1,0 +1,202 @@
+/* pool_attach.c - requests to the pool: Attach (bind a key to its slot or a
+ * warm one, move processes in), Release, the run bookkeeping a supervised
+ * job asks for, and the per-user usage that authorization reads. */
+#include "config.h"
+
+#include "pool.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "log.h"
+#include "pool_internal.h"
+
+/* ---- requests */
+
+static int pids_exist(const pid_t *pids, size_t n, pid_t *bad)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (pids[i] <= 0 || (kill(pids[i], 0) < 0 && errno == ESRCH)) {
+			*bad = pids[i];
+			return -ESRCH;
+		}
+	}
+	return 0;
+}
+
+static int slot_bind(struct pool *p, struct slot *s, const char *key, const char *class_name, uid_t owner)
+{
+	const struct conf_class *cls;
+
+	if (class_name) {
+		cls = conf_class_by_name(p->conf, class_name);
+		if (!cls)
+			return -ENOENT;
+	} else {
+		cls = conf_class_for_key(p->conf, key);
+	}
+	if (pool_slot_set_key(s, key) < 0)
+		return -ENOMEM;
+	snprintf(s->class_name, sizeof(s->class_name), "%s", cls ? cls->name : "");
+	s->owner_uid = owner;
+	s->runs = 0;
+	s->nrecent = 0;
+	log_info("slot %s: bound to key %s%s%s, owner uid %u", s->name, key, cls ? ", class " : "", cls ? cls->name : "",
+		 (unsigned)owner);
+	return 0;
+}
+
+/* The slot for key: its own, else a warm one (created if none is ready). */
+static int slot_for_key(struct pool *p, const char *key, const char *class_name, uid_t owner, struct slot **out,
+			bool *fresh)
+{
+	struct slot *s = pool_find(p, key);
+	int r;
+
+	*fresh = false;
+	if (s && s->state == SLOT_RETIRING && pool_unretire(p, s) < 0)
+		s = NULL; /* being removed: a new slot at once */
+	if (s) {
+		if (class_name && !conf_class_by_name(p->conf, class_name))
+			return -ENOENT;
+		*out = s;
+		return 0;
+	}
+	s = pool_take_warm(p);
+	if (!s) {
+		r = pool_grow(p, &s);
+		if (r < 0)
+			return r;
+	}
+	r = slot_bind(p, s, key, class_name, owner);
+	if (r < 0)
+		return r;
+	*fresh = true;
+	*out = s;
+	return 0;
+}
+
+bool pool_slot_has_procs(struct slot *s)
+{
+	bool populated;
+	unsigned n;
+
+	if (cg_slot_populated(s->pool->cg, s->name, &populated) == 0 && !populated)
+		return false;
+	return cg_slot_nprocs(s->pool->cg, s->name, &n) < 0 || n > 0;
+}
+
+void pool_usage(const struct pool *p, uid_t uid, unsigned *of_uid, unsigned *in_use)
+{
+	unsigned n = 0;
+
+	for (size_t i = 0; i < p->nslots; i++)
+		n += p->slots[i]->key[0] && p->slots[i]->owner_uid == uid;
+	*of_uid = n;
+	*in_use = (unsigned)p->nslots - p->counts[SLOT_WARM];
+}
+
+int pool_attach(struct pool *p, const char *key, const char *class_name, const pid_t *pids, size_t npids,
+		struct slot **out, pid_t *bad_pid)
+{
+	return pool_attach_owned(p, key, class_name, 0, pids, npids, out, bad_pid);
+}
+
+int pool_attach_owned(struct pool *p, const char *key, const char *class_name, uid_t owner, const pid_t *pids,
+		      size_t npids, struct slot **out, pid_t *bad_pid)
+{
+	struct slot *s;
+	enum slot_state next;
+	unsigned act = 0;
+	size_t moved = 0;
+	bool fresh;
+	int r;
+
+	r = pids_exist(pids, npids, bad_pid);
+	if (r < 0)
+		return r;
+	r = slot_for_key(p, key, class_name, owner, &s, &fresh);
+	if (r < 0)
+		return r;
+	/* a run that ended a moment ago, before its event reached us (the
+	 * populated flag can lag the exit of the last process: trust an empty
+	 * cgroup.procs too) */
+	if (s->state == SLOT_RUNNING && !pool_slot_has_procs(s))
+		pool_slot_event(s, SLOT_EV_EMPTY);
+	r = slot_step(s->state, SLOT_EV_ATTACH, p->conf->pool.recycle, &next, &act);
+	if (r < 0)
+		goto fail;
+	if (act & SLOT_ACT_APPLY)
+		pool_act_apply(s); /* limits in place before the processes arrive */
+	for (; moved < npids; moved++) {
+		r = cg_slot_attach(p->cg, s->name, pids[moved]);
+		if (r < 0) {
+			*bad_pid = pids[moved];
+			log_warn("slot %s (%s): attach pid %d: %s", s->name, key, (int)pids[moved], strerror(-r));
+			break;
+		}
+	}
+	/* the pids before the failing one are in the slot: it runs them, and
+	 * the caller still hears of the error */
+	if (r < 0 && moved == 0)
+		goto fail;
+	if (s->state != next)
+		log_info("slot %s (%s): %s -> %s on attach", s->name, key, slot_state_name(s->state),
+			 slot_state_name(next));
+	enum slot_state prev = s->state;
+	pool_slot_enter(s, next, act);
+	pool_slot_do(s, prev, act & ~SLOT_ACT_APPLY);
+	if (fresh || prev != next || (act & SLOT_ACT_RUN_START))
+		pool_save(p, s); /* an Attach to the running slot changes nothing kept */
+	pool_fill_warm(p);
+	if (r == 0)
+		*out = s;
+	return r;
+fail:
+	if (fresh && s->state == SLOT_WARM) {
+		if (act & SLOT_ACT_APPLY)
+			pool_reset_limits(s); /* the next key must not get this one's */
+		pool_slot_set_key(s, "");
+		s->class_name[0] = '\0';
+		s->owner_uid = 0;
+	}
+	return r;
+}
+
+void pool_run_settle(struct pool *p, const char *key)
+{
+	struct slot *s = pool_find(p, key);
+
+	if (s && s->state == SLOT_RUNNING && !pool_slot_has_procs(s))
+		pool_slot_event(s, SLOT_EV_EMPTY);
+}
+
+int pool_record_exit(struct pool *p, const char *key, int exit_status, int signal, bool unsupervised)
+{
+	struct slot *s = pool_find(p, key);
+	struct run *run = s && s->nrecent ? &s->recent[(s->nrecent - 1) % SLOT_RECENT_RUNS] : NULL;
+
+	if (!run)
+		return -ENOENT;
+	run->exit_status = exit_status;
+	run->signal = signal;
+	run->unsupervised = unsupervised;
+	pool_save(p, s);
+	return 0;
+}
+
+int pool_release(struct pool *p, const char *key, struct slot **out)
+{
+	struct slot *s = pool_find(p, key);
+
+	if (!s)
+		return -ENOENT;
+	log_info("slot %s (%s): released", s->name, key);
+	s->used_us = now_real_us();
+	pool_slot_event(s, SLOT_EV_RELEASE);
+	*out = s;
+	return 0;
+}
+
