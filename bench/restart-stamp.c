@@ -56,7 +56,8 @@ static int job(const char *file)
 	if (stamp(file, 'S') < 0)
 		return 2;
 	memset(page, 'x', sizeof(page));
-	snprintf(data, sizeof(data), "%s.data.%d", file, (int)getpid());
+	if (snprintf(data, sizeof(data), "%s.data.%d", file, (int)getpid()) >= (int)sizeof(data))
+		return 2;
 	fd = open(data, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0 || write(fd, page, sizeof(page)) != (ssize_t)sizeof(page))
 		return 2;
@@ -71,7 +72,8 @@ static int write_pid(const char *dir, pid_t pid)
 	char path[PATH_MAX + 64], buf[32];
 	int fd, n, r = 0;
 
-	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	if (snprintf(path, sizeof(path), "%s/cgroup.procs", dir) >= (int)sizeof(path))
+		return -1;
 	fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
