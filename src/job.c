@@ -108,20 +108,29 @@ static void kill_leftovers(struct job *j)
 	cg_slot_kill(pool_cg(j->js->pool), s->name, &atomic);
 }
 
-/* The spawn report of the main process that just exited, if the loop has
- * not read it yet: it is there now (a failure, or end of file). */
-static void finish_report(struct job *j)
+/* Read the spawn report on j->report, log a failure, and stop watching it
+ * (unless it has not come and wait is set). 0: the program runs; -EAGAIN:
+ * not told yet; else what failed. */
+static int take_report(struct job *j, bool wait)
 {
 	enum spawn_stage stage = SPAWN_OK;
-	int r;
+	int r = spawn_outcome(j->report.fd, &stage);
 
-	if (!ev_is_active(&j->report))
-		return;
-	r = spawn_outcome(j->report.fd, &stage);
+	if (r == -EAGAIN && wait)
+		return r;
 	if (r < 0 && r != -EAGAIN)
 		log_err("job %s: start failed at %s: %s", j->key, spawn_stage_name(stage), strerror(-r));
 	ev_io_stop(j->js->loop, &j->report);
 	close(j->report.fd);
+	return r;
+}
+
+/* The spawn report of the main process that just exited, if the loop has
+ * not read it yet: it is there now (a failure, or end of file). */
+static void finish_report(struct job *j)
+{
+	if (ev_is_active(&j->report))
+		take_report(j, false);
 }
 
 void job_main_exited(struct job *j, int status, int sig, bool unsupervised)
@@ -165,19 +174,16 @@ static void pidfd_cb(struct ev_loop *loop, ev_io *w, int revents)
 static void report_cb(struct ev_loop *loop, ev_io *w, int revents)
 {
 	struct job *j = w->data;
-	enum spawn_stage stage = SPAWN_OK;
-	int r = spawn_outcome(w->fd, &stage);
+	int r = take_report(j, true);
 
+	(void)loop;
 	(void)revents;
 	if (r == -EAGAIN)
 		return;
-	ev_io_stop(loop, w);
-	close(w->fd);
 	if (r == 0) {
 		job_event(j, JOB_EV_SPAWNED);
 		return;
 	}
-	log_err("job %s: start failed at %s: %s", j->key, spawn_stage_name(stage), strerror(-r));
 	j->exit_status = 127;
 	j->exit_signal = 0;
 	j->exit_unsupervised = false;

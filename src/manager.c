@@ -154,18 +154,22 @@ static json_t *run_json(const struct run *r)
 	return j;
 }
 
+static void add_job_fields(json_t *j, const struct job_info *ji)
+{
+	json_object_set_new(j, "job_state", json_string(job_state_name(ji->state)));
+	json_object_set_new(j, "main_pid", ji->main_pid > 0 ? json_integer(ji->main_pid) : json_null());
+	json_object_set_new(j, "restarts", json_integer((json_int_t)ji->restarts));
+	json_object_set_new(j, "next_restart", ji->next_restart_us ? json_integer(ji->next_restart_us) : json_null());
+}
+
 /* the Slot object, with the job's fields when the key is supervised */
 static json_t *slot_json(struct manager *m, const struct slot *s)
 {
 	json_t *j = manager_slot_json(m->pool, s);
 	struct job_info ji;
 
-	if (j && s->key[0] && m->hooks.jobs && jobs_info(m->hooks.jobs, s->key, &ji) == 0) {
-		json_object_set_new(j, "job_state", json_string(job_state_name(ji.state)));
-		json_object_set_new(j, "main_pid", ji.main_pid > 0 ? json_integer(ji.main_pid) : json_null());
-		json_object_set_new(j, "restarts", json_integer((json_int_t)ji.restarts));
-		json_object_set_new(j, "next_restart", ji.next_restart_us ? json_integer(ji.next_restart_us) : json_null());
-	}
+	if (j && s->key[0] && m->hooks.jobs && jobs_info(m->hooks.jobs, s->key, &ji) == 0)
+		add_job_fields(j, &ji);
 	return j;
 }
 
@@ -416,11 +420,14 @@ static struct slot *slot_after(struct pool *pool, const struct slot *s)
 static json_t *job_without_slot(struct manager *m, const char *key)
 {
 	struct job_info ji;
+	json_t *j;
 
 	if (!m->hooks.jobs || jobs_info(m->hooks.jobs, key, &ji) < 0)
 		return NULL;
-	return json_pack("{s:s, s:n, s:s, s:I, s:n}", "key", key, "state", "job_state", job_state_name(ji.state),
-			 "restarts", (json_int_t)ji.restarts, "main_pid");
+	j = json_pack("{s:s, s:n}", "key", key, "state");
+	if (j)
+		add_job_fields(j, &ji);
+	return j;
 }
 
 struct unbound {
