@@ -10,7 +10,12 @@
  * verified like a retirement: freed while holding the pages means the kernel
  * reparented them; still dying after PROBE_VERIFY_MS means it does not.
  * Closing the file then drops the pages, which frees the probe's memcg on
- * either kind of kernel: nothing is left dying. */
+ * either kind of kernel: nothing is left dying.
+ *
+ * A file's group can stay dying past the deadline on a reparenting kernel
+ * too, while its inode is moved off the group's writeback structures (slow
+ * on a loaded machine): a file round that ends pinned is checked by a second
+ * round with a memfd, which has no writeback, and that round decides. */
 #include "config.h"
 
 #include "probe.h"
@@ -42,6 +47,7 @@ struct probe {
 	bool running;
 	int fd; /* the unlinked file (or memfd) holding the pages */
 	char medium[PROBE_MEDIUM_MAX]; /* "file:<dir>" or "memfd"; "" before the first probe */
+	char first[512]; /* a file round that ended pinned, for the evidence of the memfd round */
 	ev_child child;
 };
 
@@ -66,20 +72,26 @@ static const char *pages_name(const struct probe *p)
 	return buf;
 }
 
+static int memfd_round(struct probe *p, const char *first);
+
 static void probe_done(const struct retire_result *res, void *ud)
 {
 	struct probe *p = ud;
-	char why[512];
+	char why[1200];
 
 	switch (res->outcome) {
 	case OUTCOME_REPARENTED:
-		snprintf(why, sizeof(why), "a cgroup holding %llu bytes of %s was freed %lld ms after rmdir",
-			 (unsigned long long)res->lru_bytes, pages_name(p), (long long)res->elapsed_ms);
+		snprintf(why, sizeof(why), "%s%sa cgroup holding %llu bytes of %s was freed %lld ms after rmdir", p->first,
+			 p->first[0] ? "; " : "", (unsigned long long)res->lru_bytes, pages_name(p),
+			 (long long)res->elapsed_ms);
 		probe_end(p, LRU_YES, why);
 		return;
 	case OUTCOME_PINNED:
-		snprintf(why, sizeof(why), "a cgroup holding %llu bytes of %s was still dying %lld ms after rmdir",
-			 (unsigned long long)res->lru_bytes, pages_name(p), (long long)res->elapsed_ms);
+		snprintf(why, sizeof(why), "%s%sa cgroup holding %llu bytes of %s was still dying %lld ms after rmdir",
+			 p->first, p->first[0] ? "; " : "", (unsigned long long)res->lru_bytes, pages_name(p),
+			 (long long)res->elapsed_ms);
+		if (!p->first[0] && strcmp(p->medium, "memfd") != 0 && memfd_round(p, why) == 0)
+			return;
 		probe_end(p, LRU_NO, why);
 		return;
 	default:
@@ -200,6 +212,29 @@ static int spawn_writer(struct probe *p)
 	return 0;
 }
 
+/* The second round, after a file round that ended pinned. */
+static int memfd_round(struct probe *p, const char *first)
+{
+	int r = cg_slot_create(p->cg, PROBE_NAME);
+
+	if (r < 0)
+		return r;
+	close(p->fd);
+	p->fd = memfd_create(PROBE_NAME, MFD_CLOEXEC);
+	if (p->fd < 0) {
+		r = -errno;
+		cg_slot_remove(p->cg, PROBE_NAME);
+		return r;
+	}
+	snprintf(p->first, sizeof(p->first), "%.500s", first);
+	snprintf(p->medium, sizeof(p->medium), "memfd");
+	log_info("probe: %s; checking with shmem pages (memfd), which have no writeback", first);
+	r = spawn_writer(p);
+	if (r < 0)
+		cg_slot_remove(p->cg, PROBE_NAME);
+	return r;
+}
+
 int probe_start(struct probe *p)
 {
 	int r;
@@ -211,6 +246,7 @@ int probe_start(struct probe *p)
 		r = cg_slot_remove(p->cg, PROBE_NAME) ?: cg_slot_create(p->cg, PROBE_NAME);
 	if (r < 0)
 		goto fail;
+	p->first[0] = '\0';
 	r = open_medium(p);
 	if (r < 0) {
 		cg_slot_remove(p->cg, PROBE_NAME);

@@ -78,7 +78,7 @@ struct retire {
 	double backoff;
 	bool verifying; /* verify_cb is attributing a reading: kick waits for it */
 	enum lru_reparenting lru;
-	char lru_why[512];
+	char lru_why[1200];
 	struct probe *probe;
 	struct work *work;  /* NULL: kernel writes run on the loop */
 	unsigned writes;    /* in flight on the work pool */
