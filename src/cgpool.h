@@ -22,6 +22,12 @@ struct cgpool;
  * -ENOENT/-ECONNREFUSED/-EACCES when the daemon is not reachable. */
 int cgpool_connect(const char *path, struct cgpool **out);
 void cgpool_close(struct cgpool *c);
+/* cgpool_connect that waits at most timeout_ms for the daemon to accept, and
+ * gives every call on the connection the same bound (cgpool_set_timeout). */
+int cgpool_connect_timeout(const char *path, unsigned timeout_ms, struct cgpool **out);
+/* A call that waits longer than timeout_ms for sending or for a reply fails
+ * with -ETIMEDOUT and closes the connection; 0: wait for ever (the default). */
+int cgpool_set_timeout(struct cgpool *c, unsigned timeout_ms);
 /* the socket path this connection uses */
 const char *cgpool_socket_path(const struct cgpool *c);
 
@@ -54,6 +60,17 @@ const char *cgpool_last_error(const struct cgpool *c, const char **params_json, 
  * *slot_json (may be NULL) receives the Slot object. */
 int cgpool_attach(struct cgpool *c, const char *key, const pid_t *pids, size_t npids, const char *class_name,
 		  char **slot_json);
+/* One resource setting for a run: name a resource key ("memory.max",
+ * "memory.swap.max", "pids.max", ...), value as in cgpool.conf ("64M", "max"). */
+struct cgpool_limit {
+	const char *name;
+	const char *value;
+};
+/* cgpool_attach with limits for this run (root and socket_group only):
+ * written after the class's and the key's own settings, before the processes
+ * move; the key's next run starts without them. */
+int cgpool_attach_limits(struct cgpool *c, const char *key, const pid_t *pids, size_t npids, const char *class_name,
+			 const struct cgpool_limit *limits, size_t nlimits, char **slot_json);
 /* Attach the calling process to key's slot, close the connection, execvp(argv[0], argv).
  * Returns only on failure (the connection is closed then too; c itself stays
  * valid for cgpool_last_error() and must still be freed with cgpool_close()).

@@ -31,6 +31,7 @@ enum {
 	OPT_CLASS = 1 << 4,
 	OPT_MODE = 1 << 5,
 	OPT_WAIT = 1 << 6,
+	OPT_LIMIT = 1 << 7,
 	OPT_GLOBAL = OPT_SOCKET | OPT_JSON | OPT_HELP | OPT_VERSION,
 };
 
@@ -45,6 +46,7 @@ struct ctx {
 	int nargs;
 	char **cmdv; /* exec: CMD [ARG...], NULL-terminated */
 	json_t *pids; /* attach: validated before connecting */
+	json_t *limits; /* attach, exec: --limit NAME=VALUE, as given */
 	struct cgpool *c;
 };
 
@@ -67,7 +69,7 @@ struct option_def {
 static const struct option_def options[] = {
 	{ "socket", OPT_SOCKET, true }, { "json", OPT_JSON, false }, { "help", OPT_HELP, false },
 	{ "version", OPT_VERSION, false }, { "class", OPT_CLASS, true }, { "mode", OPT_MODE, true },
-	{ "wait", OPT_WAIT, false },
+	{ "wait", OPT_WAIT, false }, { "limit", OPT_LIMIT, true },
 };
 
 static const char *const retire_modes[] = { "auto", "reparent", "drain" };
@@ -290,21 +292,32 @@ static int parse_pid(const char *s, json_int_t *out)
 	return 0;
 }
 
-static int cmd_attach(struct ctx *x)
+static json_t *attach_params(struct ctx *x, json_t *pids)
 {
-	json_t *params = json_pack("{s:s, s:O}", "key", x->args[0], "pids", x->pids);
+	json_t *params = json_pack("{s:s, s:O}", "key", x->args[0], "pids", pids);
 
 	if (params && x->class_name)
 		json_object_set_new(params, "class", json_string(x->class_name));
-	return slot_call(x, "Attach", params);
+	if (params && x->limits)
+		json_object_set(params, "limits", x->limits);
+	return params;
+}
+
+static int cmd_attach(struct ctx *x)
+{
+	return slot_call(x, "Attach", attach_params(x, x->pids));
 }
 
 static int cmd_exec(struct ctx *x)
 {
-	pid_t self = getpid();
-	int r = cgpool_attach(x->c, x->args[0], &self, 1, x->class_name, NULL);
+	json_t *self = json_pack("[i]", (int)getpid()), *params = self ? attach_params(x, self) : NULL;
+	char *text = params ? json_dumps(params, JSON_COMPACT) : NULL;
+	int r = text ? cgpool_call(x->c, CGPOOL_INTERFACE ".Attach", text, NULL) : -ENOMEM;
 	int e;
 
+	free(text);
+	json_decref(params);
+	json_decref(self);
 	if (r < 0)
 		return call_failed(x, r);
 	cgpool_close(x->c);
@@ -581,9 +594,10 @@ static int cmd_metrics(struct ctx *x)
 }
 
 static const struct command commands[] = {
-	{ "exec", 1, 1, OPT_CLASS, true, cmd_exec, "KEY [--class NAME] -- CMD [ARG...]",
+	{ "exec", 1, 1, OPT_CLASS | OPT_LIMIT, true, cmd_exec, "KEY [--class NAME] [--limit NAME=VALUE]... -- CMD [ARG...]",
 	  "run CMD in KEY's slot (this process moves there, then executes CMD)" },
-	{ "attach", 2, 1 + MAX_PIDS, OPT_CLASS, false, cmd_attach, "KEY [--class NAME] PID...",
+	{ "attach", 2, 1 + MAX_PIDS, OPT_CLASS | OPT_LIMIT, false, cmd_attach,
+	  "KEY [--class NAME] [--limit NAME=VALUE]... PID...",
 	  "move running processes into KEY's slot" },
 	{ "run", 1, 1, 0, false, cmd_run, "KEY", "start the supervised job KEY" },
 	{ "stop", 1, 1, 0, false, cmd_stop, "KEY", "stop the supervised job KEY" },
@@ -642,6 +656,22 @@ static const struct command *find_command(const char *name)
 	return NULL;
 }
 
+/* --limit NAME=VALUE (the daemon checks name and value) */
+static int add_limit(struct ctx *x, const struct command *cmd, const char *val)
+{
+	const char *eq = strchr(val, '=');
+	char name[64];
+
+	if (!eq || eq == val || !eq[1] || (size_t)(eq - val) >= sizeof(name))
+		return usage(cmd, "--limit takes NAME=VALUE (memory.max=64M): %s", val);
+	snprintf(name, sizeof(name), "%.*s", (int)(eq - val), val);
+	if (!x->limits)
+		x->limits = json_object();
+	if (!x->limits || json_object_set_new(x->limits, name, json_string(eq + 1)) < 0)
+		return usage(cmd, "--limit: not UTF-8: %s", val);
+	return 0;
+}
+
 /* one "--name[=value]" at argv[*i]; returns 0 or the usage exit code */
 static int parse_option(struct ctx *x, const struct command *cmd, char **argv, int argc, int *i)
 {
@@ -669,6 +699,7 @@ static int parse_option(struct ctx *x, const struct command *cmd, char **argv, i
 	case OPT_CLASS: x->class_name = val; break;
 	case OPT_MODE: x->mode = val; break;
 	case OPT_WAIT: x->wait = true; break;
+	case OPT_LIMIT: return add_limit(x, cmd, val);
 	}
 	return 0;
 }
@@ -777,6 +808,7 @@ int main(int argc, char **argv)
 out:
 	cgpool_close(x.c);
 	json_decref(x.pids);
+	json_decref(x.limits);
 	free(x.args);
 	if ((fflush(stdout) != 0 || ferror(stdout)) && r == 0) {
 		fprintf(stderr, "cgpoolctl: write error: %s\n", strerror(errno));

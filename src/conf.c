@@ -314,6 +314,20 @@ static int first_line(struct ld *ld, const struct conf_key *k, const char *name)
 	return 0;
 }
 
+int conf_res_value(const char *name, const char *value, struct conf_res *out, char *err, size_t errlen)
+{
+	char v[sizeof(out->value)];
+
+	if (strlen(name) >= sizeof(out->name))
+		return snprintf(err, errlen, "%.40s...: not a resource key", name), -EINVAL;
+	if (conf_res_parse(name, value, v, sizeof(v), err, errlen) < 0)
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	snprintf(out->name, sizeof(out->name), "%s", name);
+	snprintf(out->value, sizeof(out->value), "%s", v);
+	return 0;
+}
+
 static void add_res(struct ld *ld, const char *name, const char *v)
 {
 	char out[sizeof(ld->c->jobs->res->value)], err[CONF_ERR_MAX];

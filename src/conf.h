@@ -131,6 +131,11 @@ struct conf *conf_new_defaults(void);
 int conf_load(const char *path, bool required, struct conf **out, struct conf_errors *errs);
 void conf_free(struct conf *c);
 
+/* One resource setting given outside a file (Attach limits): name checked,
+ * value normalised into out (file NULL, line 0), or -EINVAL with err saying
+ * why ("memory.max: invalid size ..."). */
+int conf_res_value(const char *name, const char *value, struct conf_res *out, char *err, size_t errlen);
+
 /* Report every resource setting that the running hierarchy cannot apply
  * (supported() returns false) as "FILE:LINE: memory.swap.max: not supported
  * on <why>". Returns the number of errors added. */

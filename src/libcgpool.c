@@ -50,6 +50,7 @@ static const struct err_text err_texts[] = {
 	{ "org.varlink.service.MethodNotFound", "the daemon has no method {method}", "method not found" },
 	{ "org.varlink.service.MethodNotImplemented", "method not implemented: {method}", "method not implemented" },
 	{ "org.varlink.service.InterfaceNotFound", "the daemon has no interface {interface}", "interface not found" },
+	{ "org.varlink.service.InvalidParameter", "invalid parameter: {reason}", "invalid parameter" },
 	{ "org.varlink.service.InvalidParameter", "invalid parameter: {parameter}", "invalid parameter" },
 	{ "org.varlink.service.ExpectedMore", NULL, "the method must be called with \"more\"" },
 };
@@ -166,7 +167,7 @@ static int send_all(struct cgpool *c, const char *p, size_t len)
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			return -errno;
+			return errno == EAGAIN || errno == EWOULDBLOCK ? -ETIMEDOUT : -errno; /* SO_SNDTIMEO */
 		}
 		p += n;
 		len -= (size_t)n;
@@ -201,6 +202,8 @@ static int recv_message(struct cgpool *c, size_t *mlen)
 		n = recv(c->fd, c->buf + c->len, c->cap - c->len, 0);
 		if (n == 0)
 			return -ECONNRESET;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return -ETIMEDOUT; /* SO_RCVTIMEO */
 		if (n < 0 && errno != EINTR)
 			return -errno;
 		if (n > 0)
@@ -303,7 +306,30 @@ static int call_json(struct cgpool *c, const char *method, json_t *params, json_
 
 /* ------------------------------------------------------------------ API */
 
+static int set_timeouts(int fd, unsigned ms)
+{
+	struct timeval tv = { .tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000 };
+
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0)
+		return -errno;
+	return 0;
+}
+
+CGPOOL_EXPORT int cgpool_set_timeout(struct cgpool *c, unsigned timeout_ms)
+{
+	if (!c || c->fd < 0)
+		return c ? -ENOTCONN : -EINVAL;
+	return set_timeouts(c->fd, timeout_ms);
+}
+
 CGPOOL_EXPORT int cgpool_connect(const char *path, struct cgpool **out)
+{
+	return cgpool_connect_timeout(path, 0, out);
+}
+
+/* a Unix socket's connect waits for room in the backlog bounded by SO_SNDTIMEO */
+CGPOOL_EXPORT int cgpool_connect_timeout(const char *path, unsigned timeout_ms, struct cgpool **out)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct cgpool *c;
@@ -322,8 +348,9 @@ CGPOOL_EXPORT int cgpool_connect(const char *path, struct cgpool **out)
 		return -ENOMEM;
 	strcpy(c->path, path);
 	c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (c->fd < 0 || connect(c->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		int e = errno;
+	if (c->fd < 0 || (timeout_ms && set_timeouts(c->fd, timeout_ms) < 0) ||
+	    connect(c->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		int e = errno == EAGAIN ? ETIMEDOUT : errno;
 		cgpool_close(c);
 		return -e;
 	}
@@ -442,22 +469,50 @@ static int call_slot(struct cgpool *c, const char *method, json_t *params, char 
 CGPOOL_EXPORT int cgpool_attach(struct cgpool *c, const char *key, const pid_t *pids, size_t npids,
 				const char *class_name, char **slot_json)
 {
-	json_t *params, *arr;
+	return cgpool_attach_limits(c, key, pids, npids, class_name, NULL, 0, slot_json);
+}
 
-	if (!c || !key || (npids && !pids))
+static json_t *limits_object(const struct cgpool_limit *limits, size_t n)
+{
+	json_t *o = json_object();
+
+	for (size_t i = 0; o && i < n; i++) {
+		if (!limits[i].name || !limits[i].value ||
+		    json_object_set_new(o, limits[i].name, json_string(limits[i].value)) < 0) {
+			json_decref(o);
+			return NULL;
+		}
+	}
+	return o;
+}
+
+CGPOOL_EXPORT int cgpool_attach_limits(struct cgpool *c, const char *key, const pid_t *pids, size_t npids,
+				       const char *class_name, const struct cgpool_limit *limits, size_t nlimits,
+				       char **slot_json)
+{
+	json_t *params, *arr, *lim = NULL;
+
+	if (!c || !key || (npids && !pids) || (nlimits && !limits))
+		return -EINVAL;
+	if (nlimits && !(lim = limits_object(limits, nlimits)))
 		return -EINVAL;
 	arr = json_array();
 	for (size_t i = 0; arr && i < npids; i++) {
 		if (pids[i] <= 0 || json_array_append_new(arr, json_integer(pids[i])) < 0) {
 			json_decref(arr);
+			json_decref(lim);
 			return pids[i] <= 0 ? -EINVAL : -ENOMEM;
 		}
 	}
 	params = json_pack("{s:s, s:o}", "key", key, "pids", arr);
-	if (params && class_name && json_object_set_new(params, "class", json_string(class_name)) < 0) {
+	if (params && ((class_name && json_object_set_new(params, "class", json_string(class_name)) < 0) ||
+		       (lim && json_object_set(params, "limits", lim) < 0))) {
 		json_decref(params);
-		return -EINVAL;
+		params = NULL;
 	}
+	json_decref(lim);
+	if (!params)
+		return -EINVAL;
 	return call_slot(c, CGPOOL_INTERFACE ".Attach", params, slot_json);
 }
 

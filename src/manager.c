@@ -44,9 +44,13 @@ static const char interface_description[] =
 	"# job_state, main_pid, restarts, next_restart: supervised keys ([job] exec =)\n"
 	"type Slot (key: ?string, state: string, name: string, path: string, cgroup_id: int,\n"
 	"  runs: int, class: ?string, memory_current: ?int, nprocs: int, idle_since: ?int, owner_uid: ?int,\n"
-	"  job_state: ?string, main_pid: ?int, restarts: ?int, next_restart: ?int)\n"
+	"  job_state: ?string, main_pid: ?int, restarts: ?int, next_restart: ?int, released: ?bool,\n"
+	"  run_limits: ?[]string)\n"
 	"\n"
-	"method Attach(key: string, pids: []int, class: ?string) -> (slot: Slot)\n"
+	"# limits: resource keys for this run ({\"memory.max\": \"64M\"}; root and\n"
+	"# socket_group only), written after the class's and the key's own settings,\n"
+	"# before the processes move; the next run starts without them\n"
+	"method Attach(key: string, pids: []int, class: ?string, limits: ?object) -> (slot: Slot)\n"
 	"method Release(key: string) -> (slot: Slot)\n"
 	"# outcome: released, reparented, drained, pinned, cancelled (the key was attached again);\n"
 	"# \"retiring\" when not waited for\n"
@@ -113,6 +117,18 @@ static void permission_denied(struct manager *m, struct vl_call *call, const cha
 	reply_error(m, call, ERR("PermissionDenied"), json_pack("{s:s}", "reason", reason));
 }
 
+/* the resource keys the current run's Attach set */
+static json_t *run_limits_json(unsigned mask)
+{
+	json_t *a = json_array();
+	const char *name;
+
+	for (unsigned i = 0; a && (name = pool_resource_name(i)); i++)
+		if (mask & (1U << i))
+			json_array_append_new(a, json_string(name));
+	return a;
+}
+
 json_t *manager_slot_json(struct pool *pool, const struct slot *s)
 {
 	struct cg *cg = pool_cg(pool);
@@ -135,6 +151,8 @@ json_t *manager_slot_json(struct pool *pool, const struct slot *s)
 	json_object_set_new(j, "owner_uid", s->key[0] ? json_integer((json_int_t)s->owner_uid) : json_null());
 	json_object_set_new(j, "idle_since",
 			    s->state == SLOT_IDLE ? json_integer(s->idle_since_us) : json_null());
+	json_object_set_new(j, "released", s->key[0] ? json_boolean(s->released) : json_null());
+	json_object_set_new(j, "run_limits", s->run_limits ? run_limits_json(s->run_limits) : json_null());
 	return j;
 }
 
@@ -357,6 +375,42 @@ static bool peer_still_there(struct manager *m, struct vl_call *call, const char
 	return false;
 }
 
+/* Attach's limits: {name: value} with value a string or a number of bytes,
+ * each a resource key this hierarchy can apply. false when the call was
+ * answered. */
+static bool param_limits(struct manager *m, struct vl_call *call, json_t *params, struct conf_res *out, size_t *n)
+{
+	json_t *limits = json_object_get(params, "limits"), *v;
+	char num[32], err[320], reason[400];
+	const char *name, *text;
+
+	*n = 0;
+	if (!limits || json_is_null(limits))
+		return true;
+	if (!json_is_object(limits) || json_object_size(limits) > CONF_MAX_RES) {
+		invalid_parameter(m, call, "limits");
+		return false;
+	}
+	json_object_foreach(limits, name, v) {
+		if (json_is_integer(v) && json_integer_value(v) >= 0)
+			snprintf(num, sizeof(num), "%lld", (long long)json_integer_value(v));
+		text = json_is_string(v) ? json_string_value(v) : json_is_integer(v) ? num : NULL;
+		if (!text || conf_res_value(name, text, &out[*n], err, sizeof(err)) < 0) {
+			snprintf(reason, sizeof(reason), "limits: %s", text ? err : "a value is a string or a number");
+			reply_error(m, call, VL_ERR_INVALID_PARAMETER, json_pack("{s:s, s:s}", "parameter", "limits",
+										"reason", reason));
+			return false;
+		}
+		if (!cg_resource_supported(pool_cg(m->pool), name)) {
+			snprintf(reason, sizeof(reason), "limits: %s is not supported on this hierarchy", name);
+			not_supported(m, call, reason);
+			return false;
+		}
+		(*n)++;
+	}
+	return true;
+}
+
 static void m_attach(struct vl_call *call, json_t *params, void *ud)
 {
 	struct manager *m = ud;
@@ -365,8 +419,10 @@ static void m_attach(struct vl_call *call, json_t *params, void *ud)
 	pid_t pids[MAX_PIDS], bad = 0;
 	json_t *cls = json_object_get(params, "class");
 	const char *key, *class_name = NULL;
+	struct conf_res limits[CONF_MAX_RES];
+	struct attach_req req;
 	struct slot *s;
-	size_t n;
+	size_t n, nlimits;
 	int r;
 
 	if (!(key = param_key(m, call, params)))
@@ -380,9 +436,14 @@ static void m_attach(struct vl_call *call, json_t *params, void *ud)
 	}
 	if (!priv && !(n == 1 && pids[0] == peer->pid))
 		return permission_denied(m, call, "only root and members of socket_group may move other processes");
+	if (!priv && json_object_get(params, "limits") && !json_is_null(json_object_get(params, "limits")))
+		return permission_denied(m, call, "only root and members of socket_group may set limits");
+	if (!param_limits(m, call, params, limits, &nlimits))
+		return;
 	if (!priv && (!unprivileged_attach_ok(m, call, key, class_name) || !peer_still_there(m, call, key, "before")))
 		return;
-	r = pool_attach_owned(m->pool, key, class_name, priv ? 0 : peer->uid, pids, n, &s, &bad);
+	req = (struct attach_req){ key, class_name, priv ? 0 : peer->uid, pids, n, limits, nlimits };
+	r = pool_attach_req(m->pool, &req, &s, &bad);
 	if (r < 0)
 		return attach_error(m, call, key, class_name, r, bad);
 	if (!priv && !peer_still_there(m, call, key, "during"))

@@ -32,6 +32,19 @@ static const struct {
 static void scrub_done(int r, void *arg);
 static bool same_arg(void *arg, void *ud);
 
+const char *pool_resource_name(unsigned i)
+{
+	return i < ARRAY_SIZE(resource_defaults) ? resource_defaults[i].name : NULL;
+}
+
+unsigned pool_resource_bit(const char *name)
+{
+	for (unsigned i = 0; i < ARRAY_SIZE(resource_defaults); i++)
+		if (strcmp(resource_defaults[i].name, name) == 0)
+			return 1U << i;
+	return 0;
+}
+
 struct cg *pool_cg(const struct pool *p)
 {
 	return p->cg;
@@ -377,6 +390,10 @@ void pool_fill_warm(struct pool *p)
 
 	if (pool_nocg_waiting(p))
 		return;
+	/* a released key's slot before a new one: no mkdir while one is there */
+	while (p->counts[SLOT_WARM] + p->ngrowing < warm && (s = pool_oldest_idle(p)) && s->released &&
+	       p->conf->pool.recycle && !pool_slot_has_procs(s))
+		pool_slot_event(s, SLOT_EV_RECYCLE);
 	while (p->counts[SLOT_WARM] + p->ngrowing < warm && p->nslots + p->ngrowing < max) {
 		if (pool_nocg(p) && p->ngrowing)
 			break; /* one trial mkdir at a time */
@@ -415,13 +432,27 @@ static void apply_list(struct slot *s, const struct conf_res *res, size_t n)
 	}
 }
 
-/* class settings first, the key's own [job] settings override them */
+/* the kernel's defaults for the resource keys in mask */
+static void reset_some(struct slot *s, unsigned mask)
+{
+	struct cg *cg = s->pool->cg;
+
+	for (size_t i = 0; i < ARRAY_SIZE(resource_defaults); i++)
+		if ((mask & (1U << i)) && cg_resource_supported(cg, resource_defaults[i].name))
+			cg_slot_set(cg, s->name, resource_defaults[i].name, resource_defaults[i].value);
+}
+
+/* the last run's Attach limits undone, then the class settings, then the
+ * key's own [job] settings over them */
 void pool_act_apply(struct slot *s)
 {
 	const struct conf *c = s->pool->conf;
 	const struct conf_class *cls = s->class_name[0] ? conf_class_by_name(c, s->class_name) : NULL;
 	const struct conf_job *job = conf_job_for_key(c, s->key);
 
+	if (s->run_limits)
+		reset_some(s, s->run_limits);
+	s->run_limits = 0;
 	if (cls)
 		apply_list(s, cls->res, cls->nres);
 	if (job)
@@ -474,11 +505,8 @@ void pool_idle_timer(struct slot *s, double after)
 /* the resource settings back to the kernel's defaults */
 void pool_reset_limits(struct slot *s)
 {
-	struct cg *cg = s->pool->cg;
-
-	for (size_t i = 0; i < ARRAY_SIZE(resource_defaults); i++)
-		if (cg_resource_supported(cg, resource_defaults[i].name))
-			cg_slot_set(cg, s->name, resource_defaults[i].name, resource_defaults[i].value);
+	reset_some(s, ~0U);
+	s->run_limits = 0;
 }
 
 static bool same_arg(void *arg, void *ud)
@@ -529,6 +557,7 @@ static void act_scrub(struct slot *s)
 	pool_slot_set_key(s, "");
 	s->class_name[0] = '\0';
 	s->owner_uid = 0;
+	s->released = false;
 	s->runs = 0;
 	s->nrecent = 0;
 	s->idle_since_us = 0;

@@ -52,6 +52,8 @@ struct slot {
 	int64_t idle_since_us;    /* CLOCK_REALTIME, when it became idle */
 	int64_t used_us;          /* CLOCK_REALTIME, the key's last attach, release or run end */
 	uid_t owner_uid;          /* who bound the key (root: 0); kept in the state file */
+	bool released;            /* Release said the key is done: its idle slot is recycled first */
+	uint8_t run_limits;       /* resource keys the current run's Attach set (bits of pool_resource_name) */
 	ev_timer idle_timer;
 	struct slot *lprev, *lnext; /* in the pool's warm list (warm) or idle list (idle), else unlinked */
 	bool listed;              /* in one of those lists */
@@ -91,6 +93,25 @@ void pool_run_settle(struct pool *p, const char *key);
  * the signal that killed it goes into the key's current or last run.
  * -ENOENT: no slot for the key, or no run. */
 int pool_record_exit(struct pool *p, const char *key, int exit_status, int signal, bool unsupervised);
+/* An Attach as a caller asks for it: a key it binds is owned by owner (0:
+ * root and socket_group); limits (resource keys, values normalised as in
+ * struct conf_res) are written after the class's and the key's own settings,
+ * before the processes move, and hold for this run: the next run starts from
+ * the kernel's defaults for them. */
+struct attach_req {
+	const char *key;
+	const char *class_name;
+	uid_t owner;
+	const pid_t *pids;
+	size_t npids;
+	const struct conf_res *limits;
+	size_t nlimits;
+};
+int pool_attach_req(struct pool *p, const struct attach_req *req, struct slot **out, pid_t *bad_pid);
+/* The resource keys limits may name, by bit of slot.run_limits: NULL past
+ * the last; pool_resource_bit is 0 for a name that is not one. */
+const char *pool_resource_name(unsigned i);
+unsigned pool_resource_bit(const char *name);
 /* pool_attach for a caller: a key it binds is owned by owner (0: root and
  * socket_group). */
 int pool_attach_owned(struct pool *p, const char *key, const char *class_name, uid_t owner, const pid_t *pids,
@@ -98,7 +119,9 @@ int pool_attach_owned(struct pool *p, const char *key, const char *class_name, u
 /* Slots bound to keys owned by uid, and slots not warm (bound or retiring):
  * what the quota of unprivileged callers counts. */
 void pool_usage(const struct pool *p, uid_t uid, unsigned *of_uid, unsigned *in_use);
-/* The key is finished for now. -ENOENT: no slot for the key. */
+/* The key is finished for now: its slot, once idle, is the first recycled
+ * for a new key (before idle_timeout); until then an Attach of the key lands
+ * in it again. -ENOENT: no slot for the key. */
 int pool_release(struct pool *p, const char *key, struct slot **out);
 
 /* Kernel writes that can block (mkdir of warm slots, the reclaim of a

@@ -107,6 +107,34 @@ int pool_attach(struct pool *p, const char *key, const char *class_name, const p
 int pool_attach_owned(struct pool *p, const char *key, const char *class_name, uid_t owner, const pid_t *pids,
 		      size_t npids, struct slot **out, pid_t *bad_pid)
 {
+	struct attach_req req = { key, class_name, owner, pids, npids, NULL, 0 };
+
+	return pool_attach_req(p, &req, out, bad_pid);
+}
+
+/* The run's own limits, after the settings of its class and key. A value
+ * the kernel refuses fails the Attach before any process moves. */
+static int apply_run_limits(struct slot *s, const struct attach_req *req)
+{
+	for (size_t i = 0; i < req->nlimits; i++) {
+		const struct conf_res *l = &req->limits[i];
+		int r = cg_slot_set(s->pool->cg, s->name, l->name, l->value);
+
+		if (r < 0) {
+			log_warn("slot %s (%s): limit %s = %s: %s", s->name, s->key, l->name, l->value, strerror(-r));
+			return r;
+		}
+		s->run_limits |= (uint8_t)pool_resource_bit(l->name);
+		log_info("slot %s (%s): limit %s = %s for this run", s->name, s->key, l->name, l->value);
+	}
+	return 0;
+}
+
+int pool_attach_req(struct pool *p, const struct attach_req *req, struct slot **out, pid_t *bad_pid)
+{
+	const char *key = req->key;
+	const pid_t *pids = req->pids;
+	size_t npids = req->npids;
 	struct slot *s;
 	enum slot_state next;
 	unsigned act = 0;
@@ -117,7 +145,7 @@ int pool_attach_owned(struct pool *p, const char *key, const char *class_name, u
 	r = pids_exist(pids, npids, bad_pid);
 	if (r < 0)
 		return r;
-	r = slot_for_key(p, key, class_name, owner, &s, &fresh);
+	r = slot_for_key(p, key, req->class_name, req->owner, &s, &fresh);
 	if (r < 0)
 		return r;
 	/* a run that ended a moment ago, before its event reached us (the
@@ -130,6 +158,10 @@ int pool_attach_owned(struct pool *p, const char *key, const char *class_name, u
 		goto fail;
 	if (act & SLOT_ACT_APPLY)
 		pool_act_apply(s); /* limits in place before the processes arrive */
+	r = apply_run_limits(s, req);
+	if (r < 0)
+		goto fail;
+	s->released = false;
 	for (; moved < npids; moved++) {
 		r = cg_slot_attach(p->cg, s->name, pids[moved]);
 		if (r < 0) {
@@ -148,7 +180,7 @@ int pool_attach_owned(struct pool *p, const char *key, const char *class_name, u
 	enum slot_state prev = s->state;
 	pool_slot_enter(s, next, act);
 	pool_slot_do(s, prev, act & ~SLOT_ACT_APPLY);
-	if (fresh || prev != next || (act & SLOT_ACT_RUN_START))
+	if (fresh || prev != next || (act & SLOT_ACT_RUN_START) || req->nlimits)
 		pool_save(p, s); /* an Attach to the running slot changes nothing kept */
 	pool_fill_warm(p);
 	if (r == 0)
@@ -195,7 +227,14 @@ int pool_release(struct pool *p, const char *key, struct slot **out)
 		return -ENOENT;
 	log_info("slot %s (%s): released", s->name, key);
 	s->used_us = now_real_us();
+	if (s->state == SLOT_IDLE) { /* released slots head the idle list */
+		pool_list_remove(p, s);
+		s->released = true;
+		pool_list_insert(p, s);
+	}
+	s->released = s->state == SLOT_RUNNING || s->state == SLOT_IDLE;
 	pool_slot_event(s, SLOT_EV_RELEASE);
+	pool_fill_warm(p);
 	*out = s;
 	return 0;
 }

@@ -24,9 +24,12 @@ static void list_unlink(struct slot_list *l, struct slot *s)
 }
 
 /* Keep a list in order, the place found from the tail (usually at once):
- * idle slots by idle_since (least recently used first), warm ones by id. */
+ * idle slots released first, then by idle_since (least recently used
+ * first), warm ones by id. */
 static bool goes_before(const struct slot *s, const struct slot *other)
 {
+	if (s->state == SLOT_IDLE && s->released != other->released)
+		return s->released;
 	if (s->state == SLOT_IDLE)
 		return other->idle_since_us > s->idle_since_us;
 	return other->id > s->id;

@@ -87,6 +87,8 @@ static void restore_one(struct pool *p, const struct slot *saved)
 	s->idle_since_us = saved->idle_since_us;
 	s->used_us = saved->idle_since_us;
 	s->owner_uid = saved->owner_uid;
+	s->released = saved->released;
+	s->run_limits = saved->run_limits;
 	s->resume_retire = saved->state == SLOT_RETIRING;
 	if (s->key[0])
 		restore_step(s, saved->state == SLOT_RUNNING ? SLOT_EV_RESTORE_RUNNING : SLOT_EV_RESTORE_IDLE);

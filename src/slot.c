@@ -24,7 +24,8 @@ enum {
 
 /* Events not listed in a row are refused (-EINVAL, nothing to do). */
 
-/* IDLE_TIMEOUT depends on recycle: the recycle=no row is patched in slot_step. */
+/* IDLE_TIMEOUT depends on recycle: the recycle=no row is patched in slot_step,
+ * and RECYCLE is refused then. */
 static const struct transition table[SLOT_NSTATES][SLOT_NEVENTS] = {
 	[SLOT_WARM] = {
 		[SLOT_EV_ATTACH] = { OK, SLOT_RUNNING, START },
@@ -39,6 +40,7 @@ static const struct transition table[SLOT_NSTATES][SLOT_NEVENTS] = {
 		[SLOT_EV_RESTORE_IDLE] = { OK, SLOT_IDLE, 0 },
 		[SLOT_EV_UNRETIRE] = { NOP, SLOT_WARM, 0 },
 		[SLOT_EV_UNRETIRE_WARM] = { NOP, SLOT_WARM, 0 },
+		[SLOT_EV_RECYCLE] = { NOP, SLOT_WARM, 0 },
 	},
 	[SLOT_RUNNING] = {
 		[SLOT_EV_ATTACH] = { OK, SLOT_RUNNING, SLOT_ACT_APPLY },
@@ -51,6 +53,7 @@ static const struct transition table[SLOT_NSTATES][SLOT_NEVENTS] = {
 		[SLOT_EV_RESTORE_IDLE] = { NOP, SLOT_RUNNING, 0 },
 		[SLOT_EV_UNRETIRE] = { NOP, SLOT_RUNNING, 0 },
 		[SLOT_EV_UNRETIRE_WARM] = { NOP, SLOT_RUNNING, 0 },
+		[SLOT_EV_RECYCLE] = { NOP, SLOT_RUNNING, 0 },
 	},
 	[SLOT_IDLE] = {
 		[SLOT_EV_ATTACH] = { OK, SLOT_RUNNING, START },
@@ -63,6 +66,7 @@ static const struct transition table[SLOT_NSTATES][SLOT_NEVENTS] = {
 		[SLOT_EV_RESTORE_IDLE] = { NOP, SLOT_IDLE, 0 },
 		[SLOT_EV_UNRETIRE] = { NOP, SLOT_IDLE, 0 },
 		[SLOT_EV_UNRETIRE_WARM] = { NOP, SLOT_IDLE, 0 },
+		[SLOT_EV_RECYCLE] = { OK, SLOT_WARM, SLOT_ACT_STOP_TIMER | SLOT_ACT_SCRUB },
 	},
 	[SLOT_RETIRING] = {
 		/* pool_attach cancels the retirement first (UNRETIRE) or gives the key another slot */
@@ -77,6 +81,7 @@ static const struct transition table[SLOT_NSTATES][SLOT_NEVENTS] = {
 		/* cancelled before removal, or not removable: back, whole */
 		[SLOT_EV_UNRETIRE] = { OK, SLOT_IDLE, SLOT_ACT_IDLE_TIMER },
 		[SLOT_EV_UNRETIRE_WARM] = { OK, SLOT_WARM, 0 },
+		[SLOT_EV_RECYCLE] = { NOP, SLOT_RETIRING, 0 },
 	},
 };
 
@@ -89,6 +94,8 @@ int slot_step(enum slot_state state, enum slot_event ev, int recycle, enum slot_
 	t = table[state][ev];
 	if (state == SLOT_IDLE && ev == SLOT_EV_IDLE_TIMEOUT && !recycle)
 		t = table[SLOT_IDLE][SLOT_EV_RETIRE];
+	if (ev == SLOT_EV_RECYCLE && !recycle)
+		return NOP;
 	if (t.result < 0)
 		return t.result;
 	*next = t.next;
@@ -104,7 +111,7 @@ static const char *const event_names[SLOT_NEVENTS] = {
 	[SLOT_EV_ATTACH] = "attach", [SLOT_EV_POPULATED] = "populated", [SLOT_EV_EMPTY] = "empty",
 	[SLOT_EV_RELEASE] = "release", [SLOT_EV_IDLE_TIMEOUT] = "idle-timeout", [SLOT_EV_RETIRE] = "retire",
 	[SLOT_EV_RESTORE_RUNNING] = "restore-running", [SLOT_EV_RESTORE_IDLE] = "restore-idle",
-	[SLOT_EV_UNRETIRE] = "unretire", [SLOT_EV_UNRETIRE_WARM] = "unretire-warm",
+	[SLOT_EV_UNRETIRE] = "unretire", [SLOT_EV_UNRETIRE_WARM] = "unretire-warm", [SLOT_EV_RECYCLE] = "recycle",
 };
 
 const char *slot_state_name(enum slot_state s)

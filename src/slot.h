@@ -20,6 +20,7 @@ enum slot_event {
 	SLOT_EV_RESTORE_IDLE, /* start-up: the state file says its key is idle */
 	SLOT_EV_UNRETIRE,     /* a retirement cancelled or failed: the key keeps the slot */
 	SLOT_EV_UNRETIRE_WARM, /* the same for a slot without a key */
+	SLOT_EV_RECYCLE,      /* a released key's idle slot taken for new keys before idle_timeout */
 	SLOT_NEVENTS,
 };
 

@@ -34,6 +34,8 @@ static json_t *run_to_json(const struct run *r)
 			 (json_int_t)r->oom_base, "signal", r->signal, "unsupervised", r->unsupervised);
 }
 
+static json_t *run_limits_to_json(unsigned mask);
+
 /* the recent runs oldest first: at most SLOT_RECENT_RUNS of them */
 json_t *state_slot_to_json(const struct slot *s)
 {
@@ -47,10 +49,42 @@ json_t *state_slot_to_json(const struct slot *s)
 			return NULL;
 		}
 	}
-	return json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:o, s:I}", "name", s->name, "key", s->key, "class",
-			 s->class_name, "state", slot_state_name(s->state), "runs", (json_int_t)s->runs,
+	return json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:o, s:I, s:b, s:o}", "name", s->name, "key", s->key,
+			 "class", s->class_name, "state", slot_state_name(s->state), "runs", (json_int_t)s->runs,
 			 "cgroup_id", (json_int_t)s->cgroup_id, "idle_since", (json_int_t)s->idle_since_us,
-			 "recent_runs", runs, "owner_uid", (json_int_t)s->owner_uid);
+			 "recent_runs", runs, "owner_uid", (json_int_t)s->owner_uid, "released", s->released,
+			 "run_limits", run_limits_to_json(s->run_limits));
+}
+
+static json_t *run_limits_to_json(unsigned mask)
+{
+	json_t *a = json_array();
+	const char *name;
+
+	for (unsigned i = 0; a && (name = pool_resource_name(i)); i++)
+		if (mask & (1U << i))
+			json_array_append_new(a, json_string(name));
+	return a;
+}
+
+/* names of resource keys: their bits, or -EINVAL */
+static int run_limits_from_json(json_t *a, uint8_t *mask)
+{
+	unsigned m = 0, bit;
+	json_t *v;
+	size_t i;
+
+	if (!a)
+		return 0;
+	if (!json_is_array(a))
+		return -EINVAL;
+	json_array_foreach(a, i, v) {
+		if (!json_is_string(v) || !(bit = pool_resource_bit(json_string_value(v))))
+			return -EINVAL;
+		m |= bit;
+	}
+	*mask = (uint8_t)m;
+	return 0;
 }
 
 static int run_from_json(json_t *j, struct run *r)
@@ -117,6 +151,7 @@ int state_slot_from_json(json_t *j, struct slot *s, const char **why)
 	const char *name, *key, *cls, *state;
 	json_int_t runs, id, idle, owner = 0;
 	json_t *recent, *run;
+	int released = 0;
 	size_t i;
 
 	if (json_unpack(j, "{s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:o}", "name", &name, "key", &key, "class", &cls,
@@ -131,6 +166,13 @@ int state_slot_from_json(json_t *j, struct slot *s, const char **why)
 		*why = "bad owner_uid";
 		return -EINVAL;
 	}
+	s->run_limits = 0;
+	if (json_unpack(j, "{s?b}", "released", &released) < 0 ||
+	    run_limits_from_json(json_object_get(j, "run_limits"), &s->run_limits) < 0) {
+		*why = "bad released or run_limits";
+		return -EINVAL;
+	}
+	s->released = released;
 	if (slot_fields(s, name, key, cls, state, runs, why) < 0)
 		return -EINVAL;
 	if (json_array_size(recent) > SLOT_RECENT_RUNS) {

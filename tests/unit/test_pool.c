@@ -832,6 +832,86 @@ static void test_many_slots(void **state)
 	conf_free(c2);
 }
 
+
+/* Attach limits hold for one run: written over the class's settings before
+ * the pid moves, undone at the key's next run; they survive a restart of the
+ * daemon (the state file keeps which keys the run set). */
+static void test_run_limits(void **state)
+{
+	struct env *e = *state;
+	struct conf_class *c = add_class(e, "batch", "slurm.*");
+	struct conf_res lim[2];
+	char err[320];
+	pid_t pid = 0, bad = 0;
+	struct slot *s = NULL;
+
+	add_res(c, "pids.max", "64");
+	env_start(e);
+	assert_int_equal(conf_res_value("memory.max", "64M", &lim[0], err, sizeof(err)), 0);
+	assert_int_equal(conf_res_value("pids.max", "50", &lim[1], err, sizeof(err)), 0);
+	assert_int_equal(conf_res_value("memory.max", "lots", &lim[1], err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "memory.max"));
+	assert_int_equal(conf_res_value("pids.max", "50", &lim[1], err, sizeof(err)), 0);
+	pid = spawn(e, "/");
+	struct attach_req req = { "slurm.7", NULL, 0, &pid, 1, lim, 2 };
+	assert_int_equal(pool_attach_req(e->pool, &req, &s, &bad), 0);
+	assert_string_equal(mem_max(e, s->name), "67108864");
+	assert_string_equal(pids_max(e, s->name), "50");
+	assert_int_equal(s->run_limits, pool_resource_bit("memory.max") | pool_resource_bit("pids.max"));
+
+	/* the daemon restarts while the run goes on: it still knows */
+	env_stop(e);
+	env_start(e);
+	s = pool_find(e->pool, "slurm.7");
+	assert_non_null(s);
+	assert_int_equal(s->run_limits, pool_resource_bit("memory.max") | pool_resource_bit("pids.max"));
+
+	/* the next run, without limits: the kernel's default and the class's value */
+	assert_int_equal(cgsim_exit(e->sim, pid), 0);
+	assert_non_null(pump_until(e, "slurm.7", SLOT_IDLE, 3.0));
+	s = attach1(e, "slurm.7", spawn(e, "/"));
+	assert_int_equal(s->runs, 2);
+	assert_string_equal(mem_max(e, s->name), mem_unlimited(e));
+	assert_string_equal(pids_max(e, s->name), "64");
+	assert_int_equal(s->run_limits, 0);
+}
+
+/* A released key's slot is the first recycled for new keys, instead of a
+ * mkdir; until a new key needs it, the key lands in it again (a requeued
+ * job). */
+static void test_release_recycles_first(void **state)
+{
+	struct env *e = *state;
+	struct slot *a, *b, *again;
+	uint64_t id;
+	pid_t pid;
+
+	env_start(e);
+	a = run_and_idle(e, "slurm.1", 1 * MiB, 0);
+	id = a->cgroup_id;
+	assert_int_equal(pool_release(e->pool, "slurm.1", &a), 0);
+	assert_true(a->released);
+	/* released again before anything else needed a slot: the same slot, run 2 */
+	pid = spawn(e, "/");
+	again = attach1(e, "slurm.1", pid);
+	assert_ptr_equal(again, a);
+	assert_int_equal(again->runs, 2);
+	assert_false(again->released);
+	assert_int_equal(cgsim_exit(e->sim, pid), 0);
+	assert_non_null(pump_until(e, "slurm.1", SLOT_IDLE, 3.0));
+	assert_int_equal(pool_release(e->pool, "slurm.1", &a), 0);
+
+	/* a new key takes a warm slot; the refill recycles slurm.1's, no mkdir */
+	cgsim_calls_clear(e->sim);
+	b = attach1(e, "slurm.2", spawn(e, "/"));
+	assert_ptr_not_equal(b, a);
+	assert_true(pump_until_gone(e, "slurm.1", 2.0));
+	assert_int_equal(a->state, SLOT_WARM);
+	assert_int_equal(a->cgroup_id, id);
+	assert_int_equal(cgsim_calls(e->sim, CGSIM_OP_MKDIR, NULL), 0);
+	assert_int_equal(count(e, SLOT_WARM), 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -857,6 +937,8 @@ int main(void)
 		BOTH(test_shrink),
 		BOTH(test_many_slots),
 		BOTH(test_slow_writes_on_workers),
+		BOTH(test_run_limits),
+		BOTH(test_release_recycles_first),
 	};
 
 	log_set_level(LOG_WARNING);
