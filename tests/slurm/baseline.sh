@@ -16,17 +16,24 @@ dying_count_lock
 N=${CGPOOL_SLURM_JOBS:-200}
 
 # run_variant VARIANT: start the cluster, run the jobs, stop it; sets
-# R_DYING (dying memory cgroups added), R_MS (all jobs), R_P50 (ms a job)
+# R_DYING (dying memory cgroups added), R_MS (all jobs), R_P50, R_P90,
+# R_MAX (ms a job)
 run_variant() {
 	slurm_start "$1"
 	before=$(dying_memcgs)
 	t0=$(date +%s%N)
-	slurm_jobs "$N" || hard_error "$1: a job failed"
+	if ! slurm_jobs "$N"; then
+		fail "$1: a job failed"
+		finish
+		exit 1
+	fi
 	R_MS=$(( ($(date +%s%N) - t0) / 1000000 ))
 	wait_for 10 test "$(slurm_job_cgroups)" = 0 || echo "warning: $1: job cgroups left after 10 s" >&2
 	after=$(dying_memcgs)
 	R_DYING=$((after - before))
-	R_P50=$(slurm_p50 "$T_DIR/jobs.ms")
+	R_P50=$(slurm_pct "$T_DIR/jobs.ms" 50)
+	R_P90=$(slurm_pct "$T_DIR/jobs.ms" 90)
+	R_MAX=$(slurm_pct "$T_DIR/jobs.ms" 100)
 	check "$1: $N jobs wrote $((N * 4)) KiB" test "$(wc -c < "$T_DIR/jobs-$1.log")" -eq $((N * 4096))
 	if [ "$1" = cgpool ]; then
 		srun -Q cat /proc/self/cgroup > "$T_DIR/task.cgroup" 2>&1
@@ -36,7 +43,7 @@ run_variant() {
 	slurm_stop
 	check "$1: Slurm's cgroups removed" test -z "$(slurm_cg_dirs | while read -r c d; do [ -d "$d" ] && echo "$d"; done)"
 	echo "$1: $N jobs: dying memcgs +$R_DYING ($(awk -v d="$R_DYING" -v n="$N" 'BEGIN { printf "%.2f", d / n }') a job)," \
-		"$(awk -v n="$N" -v ms="$R_MS" 'BEGIN { printf "%.1f", n * 1000 / ms }') jobs/s, p50 submit-to-end $R_P50 ms"
+		"$(awk -v n="$N" -v ms="$R_MS" 'BEGIN { printf "%.1f", n * 1000 / ms }') jobs/s, submit to end p50 $R_P50 ms, p90 $R_P90 ms, max $R_MAX ms"
 }
 
 run_variant slurm-cgroup

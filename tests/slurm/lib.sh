@@ -29,6 +29,7 @@
 # - Jobs are run with srun: sbatch --wait polls the job's state and takes
 #   seconds per job (see slurm_jobs).
 
+: "${T_DIR:?source tests/integ/lib.sh first}"
 S_DIR="$T_DIR/slurm"
 S_CGNAME="slurm-$T_NAME-$$"
 S_CONTROLLERS="memory freezer cpuset devices cpuacct"
@@ -147,8 +148,10 @@ SlurmdDebug=info
 PlugStackConfig=$S_DIR/plugstack.conf
 $s_plugins
 SchedulerType=sched/backfill
+SchedulerParameters=batch_sched_delay=0
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core_Memory
+DefMemPerCPU=256
 MpiDefault=none
 ReturnToService=2
 MinJobAge=10
@@ -197,10 +200,24 @@ slurm_start_slurmd() {
 	S_SLURMD_PID=$!
 }
 
-# slurm_node_idle: the node is up and free
-slurm_node_idle() { [ "$(sinfo -h -N -o %t 2>/dev/null)" = idle ]; }
+# slurm_wait_idle SECONDS: until the node is up and free (0), or a daemon
+# is gone or the time is up (1)
+slurm_wait_idle() {
+	s_n=$(($1 * 10))
+	while [ "$(sinfo -h -N -o %t 2>/dev/null)" != idle ]; do
+		for s_p in $S_MUNGED_PID $S_CTLD_PID $S_SLURMD_PID; do
+			kill -0 "$s_p" 2>/dev/null || { echo "slurm: pid $s_p exited" >&2; return 1; }
+		done
+		s_n=$((s_n - 1))
+		[ $s_n -gt 0 ] || { echo "slurm: node not idle after $1 s" >&2; return 1; }
+		sleep 0.1
+	done
+}
 
-# slurm_start VARIANT [PLUGSTACK_LINE]: the cluster, up and idle, or skip
+# slurm_start VARIANT [PLUGSTACK_LINE]: the cluster, up and idle. Skips the
+# test when Slurm is missing or does not come up; with a PLUGSTACK_LINE
+# (slurmd loads the plug-ins at its start, and a `required` one that fails
+# to load stops it) returns 1 instead, logs printed, the cluster stopped.
 slurm_start() {
 	slurm_have
 	S_VARIANT=$1
@@ -214,10 +231,11 @@ slurm_start() {
 	slurmctld -D -i -f "$SLURM_CONF" > "$S_DIR/slurmctld.out" 2>&1 9>&- &
 	S_CTLD_PID=$!
 	slurm_start_slurmd
-	if ! wait_for 60 slurm_node_idle; then
-		tail -n 20 "$S_DIR"/*.out "$S_DIR"/*.log
-		skip "the Slurm node did not become idle within 60 s"
-	fi
+	slurm_wait_idle 60 && return 0
+	tail -n 20 "$S_DIR/slurmctld.log" "$S_DIR/slurmd.log" "$S_DIR/slurmd.out"
+	slurm_stop
+	[ -n "$2" ] && return 1
+	skip "the Slurm cluster did not come up (logs above)"
 }
 
 # slurm_job_cgroups: how many job_* memory cgroups Slurm has now
@@ -250,9 +268,10 @@ slurm_stop() {
 	fi
 	S_SLURMD_PID= S_CTLD_PID= S_MUNGED_PID=
 	slurm_cg_remove
-	rm -rf "$S_DIR"
+	[ -n "$T_KEEP" ] || rm -rf "$S_DIR"
 }
 trap 'slurm_stop; cleanup' EXIT
+trap 'exit 99' INT TERM HUP PIPE
 
 # slurm_jobs N [SRUN_ARGS...]: N short jobs one after another, each
 # appending 4 KiB of a file to $T_DIR/jobs-VARIANT.log (a log per variant:
@@ -278,5 +297,8 @@ slurm_jobs() {
 	done
 }
 
-# slurm_p50 FILE: the median of the numbers in FILE, one a line
-slurm_p50() { sort -n "$1" | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'; }
+# slurm_pct FILE P: the P-th percentile (nearest rank) of the numbers in
+# FILE, one a line (P = 50: the median, 100: the largest)
+slurm_pct() {
+	sort -n "$1" | awk -v p="$2" '{ v[NR] = $1 } END { if (NR) { r = int((NR * p + 99) / 100); print v[r < 1 ? 1 : r] } }'
+}
