@@ -15,6 +15,9 @@ dying_count_lock
 
 N=${CGPOOL_SLURM_JOBS:-200}
 
+# matches STRING REGEX: STRING matches REGEX (expr's, anchored at the start)
+matches() { expr "$1" : "$2" > /dev/null; }
+
 # run_variant VARIANT: start the cluster, run the jobs, stop it; sets
 # R_DYING (dying memory cgroups added), R_MS (all jobs), R_P50, R_P90,
 # R_MAX (ms a job)
@@ -35,11 +38,17 @@ run_variant() {
 	R_P90=$(slurm_pct "$T_DIR/jobs.ms" 90)
 	R_MAX=$(slurm_pct "$T_DIR/jobs.ms" 100)
 	check "$1: $N jobs wrote $((N * 4)) KiB" test "$(wc -c < "$T_DIR/jobs-$1.log")" -eq $((N * 4096))
-	if [ "$1" = cgpool ]; then
-		srun -Q cat /proc/self/cgroup > "$T_DIR/task.cgroup" 2>&1
-		check "cgpool: the task is in no memory cgroup of Slurm's" \
-			sh -c "grep -q '^[0-9]*:memory:' '$T_DIR/task.cgroup' && ! grep -q '^[0-9]*:memory:.*/slurm' '$T_DIR/task.cgroup'"
-	fi
+	# where a task runs: below the test's cgroup with Slurm's groups, in no
+	# group of Slurm's without them
+	memcg=$(slurm_task_memcg)
+	case $1 in
+	slurm-cgroup)
+		check "$1: the task's memory cgroup $memcg is Slurm's, below $T_OWN" \
+			matches "$memcg" "$T_OWN/$S_CGNAME/slurm.*/job_[0-9]*/step_0/task_0\$" ;;
+	cgpool)
+		check "$1: the task's memory cgroup $memcg is none of Slurm's" \
+			test -n "$memcg" -a "${memcg#*/slurm}" = "$memcg" ;;
+	esac
 	slurm_stop
 	check "$1: Slurm's cgroups removed" test -z "$(slurm_cg_dirs | while read -r c d; do [ -d "$d" ] && echo "$d"; done)"
 	echo "$1: $N jobs: dying memcgs +$R_DYING ($(awk -v d="$R_DYING" -v n="$N" 'BEGIN { printf "%.2f", d / n }') a job)," \

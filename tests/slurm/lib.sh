@@ -2,32 +2,41 @@
 # tests/integ/lib.sh (T_DIR, T_OWN, T_MEMMNT, check/fail/finish, skip).
 #
 # ## Notes
-# - slurm_start VARIANT starts munged, slurmctld and slurmd for this test
-#   only: generated slurm.conf, cgroup.conf and plugstack.conf in
-#   $T_DIR/slurm, its own munge key and socket, free TCP ports on loopback,
-#   state, spool, pid and log files in the same dir (logs: $T_DIR/slurm/*.log).
-#   SLURM_CONF is exported, so every client command (srun, sbatch, scontrol,
-#   sinfo, squeue) talks to this cluster and to no other.
-# - VARIANT cgpool: Slurm makes no cgroups at all (proctrack/linuxproc,
+# - slurm_start VARIANT [PLUGSTACK_LINE] starts munged, slurmctld and slurmd
+#   (each -D/-F in the background, pids kept) for this test only: generated
+#   slurm.conf, cgroup.conf and plugstack.conf in $T_DIR/slurm, its own munge
+#   key and socket, two free TCP ports, the node on 127.0.0.1 with what
+#   `slurmd -C` reports, one default partition; state, spool, pid and log
+#   files in the same dir (the logs: $T_DIR/slurm/*.log, *.out). It returns
+#   once the node is idle. SLURM_CONF is exported, so every client command
+#   (srun, sbatch, scontrol, sinfo, squeue) talks to this cluster only.
+# - VARIANT cgpool: Slurm makes no cgroups (proctrack/linuxproc,
 #   task/affinity, jobacct_gather/linux); PLUGSTACK_LINE goes into
-#   plugstack.conf, so the job's tasks are placed by the SPANK plug-in only.
+#   plugstack.conf, so a job's tasks are placed by the SPANK plug-in only.
 #   VARIANT slurm-cgroup: Slurm's own proctrack/cgroup + task/cgroup with
-#   ConstrainRAMSpace=yes on cgroup/v1, the setup whose per-job memory
-#   cgroups die (uid_*, job_*, step_*, task_*).
+#   ConstrainRAMSpace=yes on cgroup/v1: every job leaves four dying memory
+#   cgroups (uid_*, job_*, step_*, task_*), pinned by the page cache it wrote.
 # - Cgroups only below the test's own cgroup: Slurm's cgroup/v1 plug-in makes
-#   slurm/uid_*/job_*/... right below CgroupMountpoint/<controller>. slurmd
-#   (and the slurmstepd it forks, which inherit its mount namespace) runs in
-#   a private mount namespace (unshare -m --propagation private) in which
-#   $T_DIR/slurm/cgroup/<controller> is a bind mount of
-#   <controller mount>$T_OWN/slurm-<test>-<pid>; CgroupMountpoint points
-#   there. The host's mounts never change; slurm_stop removes those groups.
-#   Both variants run slurmd that way, so even a stray cgroup made by a
-#   variant that should make none stays below the test's cgroup.
+#   slurm_<node>/uid_*/job_*/... right below CgroupMountpoint/<controller>.
+#   slurmd (and every slurmstepd it forks, which inherits its mount
+#   namespace) runs in a private mount namespace (unshare -m --propagation
+#   private) in which $T_DIR/slurm/cgroup/<controller> is a bind mount of
+#   <controller mount>$T_OWN/slurm-<test>-<pid>, and CgroupMountpoint points
+#   there. The host's mounts never change, the namespace goes with its last
+#   process, and slurm_stop removes those groups. Both variants run slurmd
+#   that way, so even a stray cgroup stays below the test's cgroup.
 # - slurm_stop finds what is left of the cluster's processes by that mount
 #   namespace (slurmstepd daemonizes away from slurmd), never by name, so
 #   other clusters on the machine are left alone.
-# - Jobs are run with srun: sbatch --wait polls the job's state and takes
-#   seconds per job (see slurm_jobs).
+# - Jobs run with srun (~40-50 ms each here); sbatch --wait polls the job's
+#   state and takes 2 s a job (10 s for the first).
+# - Back-to-back jobs start at once only with DefMemPerCPU set (without it a
+#   job takes all of the node's memory, so the next waits for the previous
+#   one to finish completing) and batch_sched_delay=0 (else a job that had to
+#   wait is started by the next scheduler pass, 1-3 s later).
+# - slurmd loads the plug-ins of plugstack.conf at its own start: a
+#   `required` one that fails to load stops slurmd ("Failed to load plugin
+#   ... Aborting"), so slurm_start returns 1 then instead of skipping.
 
 : "${T_DIR:?source tests/integ/lib.sh first}"
 S_DIR="$T_DIR/slurm"
@@ -101,6 +110,7 @@ slurm_cg_remove() {
 		[ -d "$s_d" ] || continue
 		s_n=50
 		while [ -d "$s_d" ] && [ $s_n -gt 0 ]; do
+			# shellcheck disable=SC2038
 			find "$s_d" -name cgroup.procs -exec cat {} + 2>/dev/null | xargs -r kill -9 2>/dev/null
 			find "$s_d" -depth -type d -exec rmdir {} + 2>/dev/null
 			[ -d "$s_d" ] && sleep 0.1
@@ -238,6 +248,10 @@ slurm_start() {
 	skip "the Slurm cluster did not come up (logs above)"
 }
 
+# slurm_task_memcg: the memory cgroup (path as in /proc/self/cgroup) a task
+# of a one-task job runs in
+slurm_task_memcg() { srun -Q cat /proc/self/cgroup | sed -n 's/^[0-9]*:memory://p'; }
+
 # slurm_job_cgroups: how many job_* memory cgroups Slurm has now
 slurm_job_cgroups() {
 	s_d="$T_MEMMNT$T_OWN/$S_CGNAME"
@@ -261,12 +275,15 @@ slurm_stop() {
 	s_left=$(slurm_ns_pids)
 	for s_p in $S_SLURMD_PID $S_CTLD_PID; do kill "$s_p" 2>/dev/null; done
 	for s_p in $S_SLURMD_PID $S_CTLD_PID; do wait "$s_p" 2>/dev/null; done
+	# shellcheck disable=SC2086
 	[ -n "$s_left" ] && kill -9 $s_left 2>/dev/null
 	if [ -n "$S_MUNGED_PID" ]; then
 		kill "$S_MUNGED_PID" 2>/dev/null
 		wait "$S_MUNGED_PID" 2>/dev/null
 	fi
-	S_SLURMD_PID= S_CTLD_PID= S_MUNGED_PID=
+	S_SLURMD_PID=''
+	S_CTLD_PID=''
+	S_MUNGED_PID=''
 	slurm_cg_remove
 	[ -n "$T_KEEP" ] || rm -rf "$S_DIR"
 }
