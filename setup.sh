@@ -29,6 +29,20 @@ if ! dpkg-query -W -f='${Status}' runit 2>/dev/null | grep -q 'ok installed'; th
 		echo "setup: runit not installed; its test will be skipped"
 fi
 
+# Slurm (a one-node cluster on loopback for tests/slurm) and its headers
+# for the SPANK plug-in; without recommends, like runit; the tests skip
+# when it cannot be installed
+slurm_missing=
+for p in slurm-wlm libslurm-dev munge; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || slurm_missing="$slurm_missing $p"
+done
+if [ -n "$slurm_missing" ]; then
+	export DEBIAN_FRONTEND=noninteractive
+	# shellcheck disable=SC2086
+	apt-get install -y -qq --no-install-recommends $slurm_missing > /dev/null ||
+		echo "setup: Slurm not installed; the tests under tests/slurm will be skipped"
+fi
+
 [ -x configure ] || autoreconf -fi
 [ -f Makefile ] || ./configure --sysconfdir=/etc --localstatedir=/var
 make -j"$(nproc)"

@@ -1,0 +1,321 @@
+# lib.sh - a one-node Slurm cluster for the Slurm tests; sourced after
+# tests/integ/lib.sh (T_DIR, T_OWN, T_MEMMNT, check/fail/finish, skip).
+#
+# ## Notes
+# - slurm_start VARIANT [PLUGSTACK_LINE] starts munged, slurmctld and slurmd
+#   (each -D/-F in the background, pids kept) for this test only: generated
+#   slurm.conf, cgroup.conf and plugstack.conf in $T_DIR/slurm, its own munge
+#   key and socket, two free TCP ports, the node on 127.0.0.1 with what
+#   `slurmd -C` reports, one default partition; state, spool, pid and log
+#   files in the same dir (the logs: $T_DIR/slurm/*.log, *.out). It returns
+#   once the node is idle. SLURM_CONF is exported, so every client command
+#   (srun, sbatch, scontrol, sinfo, squeue) talks to this cluster only.
+# - VARIANT cgpool: Slurm makes no cgroups (proctrack/linuxproc,
+#   task/affinity, jobacct_gather/linux); PLUGSTACK_LINE goes into
+#   plugstack.conf, so a job's tasks are placed by the SPANK plug-in only.
+#   VARIANT slurm-cgroup: Slurm's own proctrack/cgroup + task/cgroup with
+#   ConstrainRAMSpace=yes on cgroup/v1: every job leaves four dying memory
+#   cgroups (uid_*, job_*, step_*, task_*), pinned by the page cache it wrote.
+# - Cgroups only below the test's own cgroup: Slurm's cgroup/v1 plug-in makes
+#   slurm_<node>/uid_*/job_*/... right below CgroupMountpoint/<controller>.
+#   slurmd (and every slurmstepd it forks, which inherits its mount
+#   namespace) runs in a private mount namespace (unshare -m --propagation
+#   private) in which $T_DIR/slurm/cgroup/<controller> is a bind mount of
+#   <controller mount>$T_OWN/slurm-<test>-<pid>, and CgroupMountpoint points
+#   there. The host's mounts never change, the namespace goes with its last
+#   process, and slurm_stop removes those groups. Both variants run slurmd
+#   that way, so even a stray cgroup stays below the test's cgroup.
+# - slurm_stop finds what is left of the cluster's processes by that mount
+#   namespace (slurmstepd daemonizes away from slurmd), never by name, so
+#   other clusters on the machine are left alone.
+# - Jobs run with srun (~40-50 ms each here); sbatch --wait polls the job's
+#   state and takes 2 s a job (10 s for the first).
+# - Back-to-back jobs start at once only with DefMemPerCPU set (without it a
+#   job takes all of the node's memory, so the next waits for the previous
+#   one to finish completing) and batch_sched_delay=0 (else a job that had to
+#   wait is started by the next scheduler pass, 1-3 s later).
+# - slurmd loads the plug-ins of plugstack.conf at its own start: a
+#   `required` one that fails to load stops slurmd ("Failed to load plugin
+#   ... Aborting"), so slurm_start returns 1 then instead of skipping.
+
+: "${T_DIR:?source tests/integ/lib.sh first}"
+S_DIR="$T_DIR/slurm"
+S_CGNAME="slurm-$T_NAME-$$"
+S_CONTROLLERS="memory freezer cpuset devices cpuacct"
+S_MUNGED_PID=
+S_CTLD_PID=
+S_SLURMD_PID=
+S_VARIANT=
+
+# slurm_have: the binaries the cluster needs, or skip with the reason
+slurm_have() {
+	for s_b in munged mungekey slurmctld slurmd srun sbatch scontrol sinfo squeue unshare; do
+		command -v "$s_b" > /dev/null 2>&1 ||
+			skip "$s_b not found (apt-get install --no-install-recommends slurm-wlm libslurm-dev munge)"
+	done
+}
+
+# slurm_free_port: a TCP port nobody listens on (and not handed out before)
+slurm_free_port() {
+	while :; do
+		s_p=$(( $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % 30000 + 20000 ))
+		case " $S_PORTS " in *" $s_p "*) continue ;; esac
+		ss -Htan "( sport = :$s_p )" 2>/dev/null | grep -q . && continue
+		S_PORTS="$S_PORTS $s_p"
+		echo "$s_p"
+		return 0
+	done
+}
+
+# slurm_cg_dirs: the cgroup directories Slurm's hierarchy is bound to, one
+# per v1 controller that is mounted on its own
+slurm_cg_dirs() {
+	for s_c in $S_CONTROLLERS; do
+		s_mnt=$(awk -v c="$s_c" '$3 == "cgroup" { n = split($4, o, ","); for (i = 1; i <= n; i++) if (o[i] == c) { print $2; exit } }' /proc/mounts)
+		[ -n "$s_mnt" ] && echo "$s_c $s_mnt$T_OWN/$S_CGNAME"
+	done
+}
+
+# slurm_cpuset_fill MOUNT REL: every cpuset from MOUNT down to MOUNT/REL
+# that has no CPUs or memory nodes gets its parent's (a new v1 cpuset starts
+# empty, and no task can enter it)
+slurm_cpuset_fill() {
+	s_p=$1 s_rest=${2#/}
+	while [ -n "$s_rest" ]; do
+		s_c=$s_p/${s_rest%%/*}
+		case $s_rest in */*) s_rest=${s_rest#*/} ;; *) s_rest= ;; esac
+		for s_f in cpuset.cpus cpuset.mems; do
+			[ -n "$(cat "$s_c/$s_f")" ] || cat "$s_p/$s_f" > "$s_c/$s_f" || return 1
+		done
+		s_p=$s_c
+	done
+}
+
+# slurm_cg_make: make those directories (the test's own cgroup path too
+# where a hierarchy lacks it: T_CREATED has that removed at exit)
+slurm_cg_make() {
+	slurm_cg_dirs | while read -r s_c s_d; do
+		mkdir -p "$s_d" "$S_DIR/cgroup/$s_c" || return 1
+		if [ "$s_c" = cpuset ]; then
+			s_mnt=${s_d%"$T_OWN/$S_CGNAME"}
+			slurm_cpuset_fill "$s_mnt" "$T_OWN/$S_CGNAME" || return 1
+		fi
+	done
+}
+
+# slurm_cg_remove: remove the groups Slurm made and the bound directories,
+# deepest first, killing what still runs there
+slurm_cg_remove() {
+	slurm_cg_dirs | while read -r s_c s_d; do
+		[ -d "$s_d" ] || continue
+		s_n=50
+		while [ -d "$s_d" ] && [ $s_n -gt 0 ]; do
+			# shellcheck disable=SC2038
+			find "$s_d" -name cgroup.procs -exec cat {} + 2>/dev/null | xargs -r kill -9 2>/dev/null
+			find "$s_d" -depth -type d -exec rmdir {} + 2>/dev/null
+			[ -d "$s_d" ] && sleep 0.1
+			s_n=$((s_n - 1))
+		done
+		[ -d "$s_d" ] && echo "warning: $s_d left behind" >&2
+	done
+	return 0
+}
+
+# slurm_write_conf VARIANT PLUGSTACK_LINE
+slurm_write_conf() {
+	s_host=$(hostname -s)
+	s_node=$(slurmd -C 2>/dev/null | sed -n 's/^NodeName=[^ ]* //p' | head -n 1)
+	[ -n "$s_node" ] || return 1
+	case $1 in
+	cgpool)
+		s_plugins="ProctrackType=proctrack/linuxproc
+TaskPlugin=task/affinity
+JobAcctGatherType=jobacct_gather/linux" ;;
+	slurm-cgroup)
+		s_plugins="ProctrackType=proctrack/cgroup
+TaskPlugin=task/cgroup,task/affinity
+JobAcctGatherType=jobacct_gather/linux" ;;
+	*) echo "slurm_start: unknown variant $1" >&2; return 1 ;;
+	esac
+	cat > "$S_DIR/slurm.conf" <<EOC
+ClusterName=cgpool$$
+SlurmctldHost=$s_host(127.0.0.1)
+SlurmctldPort=$(slurm_free_port)
+SlurmdPort=$(slurm_free_port)
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+CredType=cred/munge
+AuthInfo=socket=$S_DIR/munge/munge.sock
+StateSaveLocation=$S_DIR/state
+SlurmdSpoolDir=$S_DIR/spool/%n
+SlurmctldPidFile=$S_DIR/slurmctld.pid
+SlurmdPidFile=$S_DIR/slurmd.pid
+SlurmctldLogFile=$S_DIR/slurmctld.log
+SlurmdLogFile=$S_DIR/slurmd.log
+SlurmctldDebug=info
+SlurmdDebug=info
+PlugStackConfig=$S_DIR/plugstack.conf
+$s_plugins
+SchedulerType=sched/backfill
+SchedulerParameters=batch_sched_delay=0
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core_Memory
+DefMemPerCPU=256
+MpiDefault=none
+ReturnToService=2
+MinJobAge=10
+KillWait=5
+InactiveLimit=0
+AccountingStorageType=accounting_storage/none
+JobCompType=jobcomp/none
+MailProg=/bin/true
+NodeName=$s_host NodeAddr=127.0.0.1 $s_node State=UNKNOWN
+PartitionName=test Nodes=$s_host Default=YES MaxTime=INFINITE State=UP
+EOC
+	cat > "$S_DIR/cgroup.conf" <<EOC
+CgroupPlugin=cgroup/v1
+CgroupMountpoint=$S_DIR/cgroup
+CgroupAutomount=no
+ConstrainCores=no
+ConstrainDevices=no
+ConstrainRAMSpace=$([ "$1" = slurm-cgroup ] && echo yes || echo no)
+ConstrainSwapSpace=no
+EOC
+	printf '%s\n' "$2" > "$S_DIR/plugstack.conf"
+}
+
+# slurm_start_munge: munged with its own key, socket, pid, seed and log
+slurm_start_munge() {
+	mkdir -p "$S_DIR/munge" && chmod 755 "$S_DIR/munge" || return 1
+	dd if=/dev/urandom of="$S_DIR/munge/munge.key" bs=1024 count=1 2>/dev/null &&
+		chmod 400 "$S_DIR/munge/munge.key" || return 1
+	munged -F --force --socket="$S_DIR/munge/munge.sock" \
+		--key-file="$S_DIR/munge/munge.key" --pid-file="$S_DIR/munge/munged.pid" \
+		--seed-file="$S_DIR/munge/munged.seed" --log-file="$S_DIR/munge/munged.log" \
+		> "$S_DIR/munged.out" 2>&1 9>&- &
+	S_MUNGED_PID=$!
+	wait_for 10 test -S "$S_DIR/munge/munge.sock"
+}
+
+# slurm_start_slurmd: slurmd in a private mount namespace whose
+# CgroupMountpoint holds bind mounts of this test's Slurm cgroups
+slurm_start_slurmd() {
+	s_binds=
+	for s_cd in $(slurm_cg_dirs | tr ' ' '='); do
+		s_binds="$s_binds mount --bind '${s_cd#*=}' '$S_DIR/cgroup/${s_cd%%=*}' || exit 1;"
+	done
+	unshare -m --propagation private sh -c "$s_binds exec slurmd -D -f '$S_DIR/slurm.conf'" \
+		> "$S_DIR/slurmd.out" 2>&1 9>&- &
+	S_SLURMD_PID=$!
+}
+
+# slurm_wait_idle SECONDS: until the node is up and free (0), or a daemon
+# is gone or the time is up (1)
+slurm_wait_idle() {
+	s_n=$(($1 * 10))
+	while [ "$(sinfo -h -N -o %t 2>/dev/null)" != idle ]; do
+		for s_p in $S_MUNGED_PID $S_CTLD_PID $S_SLURMD_PID; do
+			kill -0 "$s_p" 2>/dev/null || { echo "slurm: pid $s_p exited" >&2; return 1; }
+		done
+		s_n=$((s_n - 1))
+		[ $s_n -gt 0 ] || { echo "slurm: node not idle after $1 s" >&2; return 1; }
+		sleep 0.1
+	done
+}
+
+# slurm_start VARIANT [PLUGSTACK_LINE]: the cluster, up and idle. Skips the
+# test when Slurm is missing or does not come up; with a PLUGSTACK_LINE
+# (slurmd loads the plug-ins at its start, and a `required` one that fails
+# to load stops it) returns 1 instead, logs printed, the cluster stopped.
+slurm_start() {
+	slurm_have
+	S_VARIANT=$1
+	chmod 711 "$T_DIR"
+	mkdir -p "$S_DIR/state" "$S_DIR/spool/$(hostname -s)" "$S_DIR/cgroup" && chmod 755 "$S_DIR" ||
+		hard_error "mkdir $S_DIR"
+	export SLURM_CONF="$S_DIR/slurm.conf"
+	slurm_write_conf "$1" "$2" || skip "slurmd -C did not describe this node"
+	slurm_cg_make || hard_error "cannot make the cgroups for Slurm below $T_OWN"
+	slurm_start_munge || { cat "$S_DIR/munged.out"; skip "munged did not start"; }
+	slurmctld -D -i -f "$SLURM_CONF" > "$S_DIR/slurmctld.out" 2>&1 9>&- &
+	S_CTLD_PID=$!
+	slurm_start_slurmd
+	slurm_wait_idle 60 && return 0
+	tail -n 20 "$S_DIR/slurmctld.log" "$S_DIR/slurmd.log" "$S_DIR/slurmd.out"
+	slurm_stop
+	[ -n "$2" ] && return 1
+	skip "the Slurm cluster did not come up (logs above)"
+}
+
+# slurm_task_memcg: the memory cgroup (path as in /proc/self/cgroup) a task
+# of a one-task job runs in
+slurm_task_memcg() { srun -Q cat /proc/self/cgroup | sed -n 's/^[0-9]*:memory://p'; }
+
+# slurm_job_cgroups: how many job_* memory cgroups Slurm has now
+slurm_job_cgroups() {
+	s_d="$T_MEMMNT$T_OWN/$S_CGNAME"
+	[ -d "$s_d" ] || { echo 0; return 0; }
+	find "$s_d" -type d -name 'job_*' | wc -l
+}
+
+# slurm_ns_pids: every process in slurmd's mount namespace (slurmd, the
+# slurmstepd it forked and their tasks)
+slurm_ns_pids() {
+	s_ns=$(readlink "/proc/$S_SLURMD_PID/ns/mnt" 2>/dev/null) || return 0
+	[ "$s_ns" != "$(readlink /proc/self/ns/mnt)" ] || return 0
+	for s_p in /proc/[0-9]*; do
+		[ "$(readlink "$s_p/ns/mnt" 2>/dev/null)" = "$s_ns" ] && echo "${s_p#/proc/}"
+	done
+}
+
+# slurm_stop: stop the three daemons and what they left, remove their cgroups
+slurm_stop() {
+	[ -n "$S_SLURMD_PID$S_CTLD_PID$S_MUNGED_PID" ] || return 0
+	s_left=$(slurm_ns_pids)
+	for s_p in $S_SLURMD_PID $S_CTLD_PID; do kill "$s_p" 2>/dev/null; done
+	for s_p in $S_SLURMD_PID $S_CTLD_PID; do wait "$s_p" 2>/dev/null; done
+	# shellcheck disable=SC2086
+	[ -n "$s_left" ] && kill -9 $s_left 2>/dev/null
+	if [ -n "$S_MUNGED_PID" ]; then
+		kill "$S_MUNGED_PID" 2>/dev/null
+		wait "$S_MUNGED_PID" 2>/dev/null
+	fi
+	S_SLURMD_PID=''
+	S_CTLD_PID=''
+	S_MUNGED_PID=''
+	slurm_cg_remove
+	[ -n "$T_KEEP" ] || rm -rf "$S_DIR"
+}
+trap 'slurm_stop; cleanup' EXIT
+trap 'exit 99' INT TERM HUP PIPE
+
+# slurm_jobs N [SRUN_ARGS...]: N short jobs one after another, each
+# appending 4 KiB of a file to $T_DIR/jobs-VARIANT.log (a log per variant:
+# truncating one would free the page cache that keeps the groups of earlier
+# jobs dying); the time of each (submit to end, ms) goes to $T_DIR/jobs.ms.
+# Fails on the first job that fails.
+slurm_jobs() {
+	s_n=$1; shift
+	s_log="$T_DIR/jobs-$S_VARIANT.log"
+	[ -f "$T_DIR/4k" ] || dd if=/dev/urandom of="$T_DIR/4k" bs=4096 count=1 2>/dev/null
+	: > "$T_DIR/jobs.ms"
+	s_i=0
+	while [ $s_i -lt "$s_n" ]; do
+		s_t0=$(date +%s%N)
+		if ! srun -Q -N1 -n1 "$@" dd if="$T_DIR/4k" of="$s_log" bs=4096 \
+			oflag=append conv=notrunc status=none 2> "$T_DIR/job.err"; then
+			echo "slurm_jobs: job $s_i failed:" >&2
+			cat "$T_DIR/job.err" >&2
+			return 1
+		fi
+		echo $(( ($(date +%s%N) - s_t0) / 1000000 )) >> "$T_DIR/jobs.ms"
+		s_i=$((s_i + 1))
+	done
+}
+
+# slurm_pct FILE P: the P-th percentile (nearest rank) of the numbers in
+# FILE, one a line (P = 50: the median, 100: the largest)
+slurm_pct() {
+	sort -n "$1" | awk -v p="$2" '{ v[NR] = $1 } END { if (NR) { r = int((NR * p + 99) / 100); print v[r < 1 ? 1 : r] } }'
+}
