@@ -1,0 +1,174 @@
+#!/bin/sh
+# rootfs.sh [CACHE_DIR] - the root filesystem image of the systemd test VMs.
+#
+# Builds, once, a Debian root filesystem (the machine's own release, Debian
+# 12 "bookworm" here, so systemd 252) with systemd as init, as an ext4 image:
+# debootstrap --variant=minbase from the machine's own apt sources (the
+# mirror is read from them at run time and written nowhere), plus systemd and
+# the libraries cgpoold and cgpoolctl load. No docs, man pages nor locales.
+#
+# The image is cached in CACHE_DIR (default /var/cache/cgpool-vm/systemd-rootfs)
+# under a key that hashes the package list, the release and this script's
+# version; a cached image is used as it is, without network access.
+# CACHE_DIR/<key>/ holds
+#   rootfs.img    the ext4 image (sparse; boot it read-only or through an overlay)
+#   packages      the installed packages with their versions
+#   libs          the shared libraries in the image (file names), so a runner
+#                 can tell whether a build's binaries will find theirs
+#   build-time    seconds the build took
+# Prints the image's path on stdout (progress goes to stderr).
+# Exit: 0, 77 when the image cannot be built here (reason on stderr), 99 on
+# bad usage.
+set -u
+
+VERSION=1
+# systemd as PID 1, and what cgpoold (libev, inih, jansson, libsystemd,
+# libcgroup) and the tests (procps, util-linux) need at run time
+PACKAGES="systemd systemd-sysv dbus libev4 libinih1 libjansson4 libsystemd0 libcgroup2 procps util-linux"
+# free space left in the image for the tests' files (MiB)
+SPARE_MB=${CGPOOL_ROOTFS_SPARE_MB:-384}
+
+say() { echo "rootfs: $*" >&2; }
+skip() { say "SKIP: $*"; exit 77; }
+
+[ $# -le 1 ] || { echo "usage: $0 [CACHE_DIR]" >&2; exit 99; }
+CACHE=${1:-/var/cache/cgpool-vm/systemd-rootfs}
+[ "$(id -u)" = 0 ] || skip "needs root (debootstrap, apt-get)"
+mkdir -p "$CACHE" || skip "cannot create $CACHE"
+CACHE=$(cd "$CACHE" && pwd)
+
+CODENAME=$(. /etc/os-release 2> /dev/null && echo "${VERSION_CODENAME:-}")
+[ -n "$CODENAME" ] || skip "no VERSION_CODENAME in /etc/os-release"
+KEY=$(printf '%s\n' "$VERSION" "$CODENAME" $PACKAGES | sha256sum | cut -c1-16)
+OUT=$CACHE/$KEY
+
+# One builder at a time per cache; the others wait and take its image.
+if command -v flock > /dev/null; then
+	exec 9> "$CACHE/.lock"
+	flock 9
+fi
+if [ -f "$OUT/complete" ]; then
+	echo "$OUT/rootfs.img"
+	exit 0
+fi
+
+# mirror_of SOURCES_FILE: "URI KEYRING" of the machine's main archive (the
+# deb822 stanza, or sources.list line, whose first suite is CODENAME)
+mirror_of() {
+	if [ "${1%.sources}" != "$1" ]; then
+		awk -v cn="$CODENAME" 'BEGIN { RS = "" }
+			{
+				uri = ""; key = ""; main = 0
+				n = split($0, l, "\n")
+				for (i = 1; i <= n; i++) {
+					if (l[i] ~ /^#/) continue
+					split(l[i], w, /[ \t]+/)
+					if (w[1] == "URIs:") uri = w[2]
+					if (w[1] == "Suites:" && w[2] == cn) main = 1
+					if (w[1] == "Signed-By:") key = w[2]
+				}
+				if (main && uri != "") { print uri, key; exit }
+			}' "$1"
+	else
+		awk -v cn="$CODENAME" '$1 == "deb" {
+				i = 2; key = ""
+				if ($2 ~ /^\[/) {
+					for (; $i !~ /\]$/; i++) if ($i ~ /signed-by=/) key = $i
+					if ($i ~ /signed-by=/) key = $i
+					i++
+				}
+				sub(/.*signed-by=/, "", key); sub(/\]$/, "", key)
+				if ($(i + 1) == cn) { print $i, key; exit }
+			}' "$1"
+	fi
+}
+SRC=${CGPOOL_VM_APT_SOURCES:-/etc/apt/sources.list.d/debian.sources}
+[ -f "$SRC" ] || SRC=/etc/apt/sources.list
+[ -f "$SRC" ] || skip "no apt sources ($SRC)"
+set -- $(mirror_of "$SRC")
+MIRROR=${1:-}
+KEYRING=${2:-}
+[ -n "$MIRROR" ] || skip "no apt source for '$CODENAME' in $SRC"
+
+if ! command -v debootstrap > /dev/null; then
+	say "installing debootstrap"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get install -y -q debootstrap > /dev/null 2>&1 ||
+		{ apt-get update -q > /dev/null 2>&1 && apt-get install -y -q debootstrap > /dev/null 2>&1; } ||
+		skip "cannot install debootstrap (apt-get failed)"
+fi
+command -v mkfs.ext4 > /dev/null || skip "no mkfs.ext4 (e2fsprogs)"
+
+T=$CACHE/.tmp-$KEY.$$
+R=$T/root
+cleanup() {
+	# debootstrap mounts these in the target; never leave them behind
+	for m in proc sys dev/pts dev; do
+		mountpoint -q "$R/$m" 2> /dev/null && umount -l "$R/$m"
+	done
+	rm -rf "$T"
+}
+trap cleanup EXIT
+trap 'exit 77' INT TERM HUP
+rm -rf "$T" && mkdir -p "$R" || skip "cannot create $T"
+
+say "building a $CODENAME image with$(printf ' %s' $PACKAGES) (cache key $KEY)"
+t0=$(date +%s)
+kr=
+[ -n "$KEYRING" ] && [ -f "$KEYRING" ] && kr="--keyring=$KEYRING"
+if ! debootstrap --variant=minbase --components=main $kr \
+	--include="$(echo $PACKAGES | tr ' ' ,)" \
+	"$CODENAME" "$R" "$MIRROR" > "$T/debootstrap.log" 2>&1; then
+	tail -n 30 "$T/debootstrap.log" >&2
+	[ -f "$R/debootstrap/debootstrap.log" ] && tail -n 30 "$R/debootstrap/debootstrap.log" >&2
+	skip "debootstrap failed"
+fi
+t1=$(date +%s)
+
+# ---- make it a quiet, fast test guest
+chroot "$R" dpkg-query -W -f '${Package} ${Version}\n' > "$T/packages"
+# a fixed identity: an empty machine-id makes every boot a first boot
+od -An -N16 -tx1 /dev/urandom | tr -d ' \n' > "$R/etc/machine-id"
+echo >> "$R/etc/machine-id"
+echo cgpool-vm > "$R/etc/hostname"
+printf '127.0.0.1 localhost\n127.0.1.1 cgpool-vm\n' > "$R/etc/hosts"
+echo '# / is mounted by the initramfs' > "$R/etc/fstab"
+passwd -R "$R" -d root > /dev/null 2>&1 || sed -i 's/^root:[^:]*:/root::/' "$R/etc/shadow"
+S=$R/etc/systemd/system
+ln -sf /lib/systemd/system/multi-user.target "$S/default.target"
+# no logins on the consoles (the serial console carries the results), no
+# periodic maintenance
+for u in serial-getty@.service getty@.service console-getty.service \
+	apt-daily.timer apt-daily-upgrade.timer dpkg-db-backup.timer e2scrub_all.timer \
+	e2scrub_reap.service fstrim.timer systemd-timesyncd.service; do
+	ln -sf /dev/null "$S/$u"
+done
+mkdir -p "$R/etc/systemd/journald.conf.d"
+printf '[Journal]\nStorage=volatile\nForwardToConsole=no\n' > "$R/etc/systemd/journald.conf.d/cgpool-vm.conf"
+# nothing that names the mirror stays in the image, nor what only apt needs
+rm -f "$R/etc/apt/sources.list" "$R"/etc/apt/sources.list.d/*
+rm -rf "$R"/var/lib/apt/lists/* "$R"/var/cache/apt/* "$R"/var/log/* "$R/debootstrap"
+rm -rf "$R"/usr/share/doc/* "$R"/usr/share/man/* "$R"/usr/share/info/* \
+	"$R"/usr/share/locale/* "$R"/usr/share/lintian "$R"/usr/share/bug
+host=$(echo "$MIRROR" | sed -n 's|^[a-z+]*://\([^/:]*\).*|\1|p')
+if [ -n "$host" ]; then
+	left=$(grep -rlIF "$host" "$R/etc" "$R/var" 2> /dev/null)
+	[ -z "$left" ] || rm -f $left
+fi
+
+find "$R" \( -name '*.so' -o -name '*.so.*' \) \( -type f -o -type l \) -printf '%f\n' | sort -u > "$T/libs"
+mb=$(du -sm "$R" | cut -f1)
+truncate -s "$((mb * 5 / 4 + SPARE_MB))M" "$T/rootfs.img" &&
+	mkfs.ext4 -q -F -L cgpool-root -d "$R" "$T/rootfs.img" > "$T/mkfs.log" 2>&1 ||
+	{ cat "$T/mkfs.log" >&2; skip "mkfs.ext4 -d failed"; }
+t2=$(date +%s)
+echo "$((t2 - t0))" > "$T/build-time"
+
+rm -rf "$OUT" && mkdir -p "$OUT" &&
+	mv "$T/rootfs.img" "$T/packages" "$T/libs" "$T/build-time" "$OUT/" &&
+	touch "$OUT/complete" || skip "cannot store the image in $OUT"
+say "$CODENAME image: $mb MiB of files, image $(du -m "$OUT/rootfs.img" | cut -f1) MiB used of" \
+	"$(du -m --apparent-size "$OUT/rootfs.img" | cut -f1) MiB;" \
+	"$(sed -n 's/^systemd //p' "$OUT/packages" | head -n 1 | sed 's/^/systemd /');" \
+	"debootstrap $((t1 - t0)) s, total $((t2 - t0)) s"
+echo "$OUT/rootfs.img"

@@ -1,0 +1,92 @@
+#!/bin/sh
+# smoke.sh - self-test of the systemd VM harness (a run-systemd-vm.sh
+# payload): systemd is PID 1 and the system comes up on cgroup v2, then the
+# source tree's units/cgpoold.service and cgpoold.socket are installed as a
+# package would (@sbindir@ substituted), the daemon is started by systemd and
+# answers, a command runs in a slot, and the layout is printed: where the
+# daemon and the slots live.
+# Last, informational: a job left running in a slot across
+# `systemctl restart cgpoold` (systemd 252 cannot start the new main process
+# in a unit cgroup whose subtree has controllers enabled and populated
+# children); its result is printed as `known:` and does not fail the test.
+T_FAILS=0
+T_PASSES=0
+fail() { echo "FAIL: $*"; T_FAILS=$((T_FAILS + 1)); }
+pass() { echo "ok: $*"; T_PASSES=$((T_PASSES + 1)); }
+check() { d=$1; shift; if "$@"; then pass "$d"; else fail "$d"; fi; }
+show() { echo "---- $*"; "$@" 2>&1 | sed 's/^/  /'; }
+
+[ "$(cat /proc/1/comm)" = systemd ] || { echo "SKIP: smoke: PID 1 is $(cat /proc/1/comm), not systemd (run it with run-systemd-vm.sh)"; exit 77; }
+pass "PID 1 is systemd ($(systemctl --version | head -n 1))"
+CGPOOLD=${CGPOOLD:-/usr/sbin/cgpoold}
+CGPOOLCTL=${CGPOOLCTL:-/usr/bin/cgpoolctl}
+SRC=${top_srcdir:-/src}
+
+state=$(timeout 60 systemctl is-system-running --wait 2>&1)
+case $state in
+running | degraded) pass "system is $state" ;;
+*) fail "system is '$state' (want running or degraded)" ;;
+esac
+[ "$state" = degraded ] && show systemctl --failed --no-legend
+CG=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+check "cgroup2 mounted on /sys/fs/cgroup, no v1 hierarchy" \
+	test "$CG" = /sys/fs/cgroup -a -z "$(awk '$3 == "cgroup"' /proc/mounts)"
+echo "root controllers: $(cat "$CG/cgroup.controllers"); system.slice gives: $(cat "$CG/system.slice/cgroup.subtree_control")"
+
+# ---- the units, as the build would install them
+U=/etc/systemd/system
+for u in cgpoold.service cgpoold.socket; do
+	sed "s|@sbindir@|$(dirname "$CGPOOLD")|g" "$SRC/units/$u" > "$U/$u" || fail "cannot install $u"
+done
+grep -q '@[a-z]*@' "$U/cgpoold.service" "$U/cgpoold.socket" && fail "placeholders left in the units"
+check "the config was installed (/etc/cgpool/cgpool.conf)" test -f /etc/cgpool/cgpool.conf
+check "systemctl daemon-reload" systemctl daemon-reload
+if timeout 60 systemctl start cgpoold; then
+	pass "systemctl start cgpoold"
+else
+	fail "systemctl start cgpoold"
+fi
+show systemctl status --no-pager cgpoold.service cgpoold.socket
+out=$(timeout 20 "$CGPOOLCTL" status 2>&1)
+rc=$?
+echo "$out" | sed 's/^/  /'
+check "cgpoolctl status answers" test $rc -eq 0
+out=$(timeout 20 "$CGPOOLCTL" exec smoke -- true 2>&1)
+rc=$?
+[ -n "$out" ] && echo "$out" | sed 's/^/  /'
+check "cgpoolctl exec smoke -- true" test $rc -eq 0
+slot=$(timeout 20 "$CGPOOLCTL" exec smoke -- cat /proc/self/cgroup 2>&1)
+echo "slot of key smoke: $slot"
+
+# ---- the layout
+pid=$(systemctl show -p MainPID --value cgpoold)
+echo "daemon pid ${pid:-?}: $(cat "/proc/$pid/cgroup" 2> /dev/null)"
+ucg=$(systemctl show -p ControlGroup --value cgpoold)
+if [ -n "$ucg" ] && [ -d "$CG$ucg" ]; then
+	echo "unit cgroup $ucg: procs [$(tr '\n' ' ' < "$CG$ucg/cgroup.procs")]," \
+		"controllers [$(cat "$CG$ucg/cgroup.controllers")], subtree_control [$(cat "$CG$ucg/cgroup.subtree_control")]"
+	find "$CG$ucg" -mindepth 1 -type d | sed "s|^$CG|  |"
+fi
+show "$CGPOOLCTL" list
+
+# ---- informational: a job across a restart of the daemon
+"$CGPOOLCTL" exec smoke-job -- sleep 600 < /dev/null > /dev/null 2>&1 &
+job=$!
+sleep 2
+echo "job pid $job: $(cat "/proc/$job/cgroup" 2> /dev/null)"
+if timeout 60 systemctl restart cgpoold; then r=ok; else r="failed (exit $?)"; fi
+sleep 1
+active=$(systemctl is-active cgpoold)
+alive=no
+kill -0 "$job" 2> /dev/null && alive=yes
+echo "known: systemctl restart cgpoold with a job running: $r; cgpoold is $active; job alive: $alive ($(cat "/proc/$job/cgroup" 2> /dev/null))"
+if [ "$active" != active ]; then
+	journalctl --sync
+	show journalctl --no-pager -n 12 -u cgpoold
+	echo "---- what systemd said about the cgroup"
+	journalctl --no-pager -b -o cat | grep -i -e 'attach' -e 'cgroup.*busy' -e 'spawning' | tail -n 6 | sed 's/^/  /'
+fi
+kill "$job" 2> /dev/null
+
+echo "smoke: $T_PASSES passed, $T_FAILS failed"
+[ $T_FAILS -eq 0 ]
