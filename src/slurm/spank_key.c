@@ -1,0 +1,181 @@
+/* spank_key.c - the Slurm plug-in's arguments, keys and placement check */
+#include "config.h"
+
+#include "spank_key.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int bad_arg(char *err, size_t errlen, const char *arg, const char *what)
+{
+	snprintf(err, errlen, "plugstack.conf argument \"%s\": %s", arg, what);
+	return -EINVAL;
+}
+
+static int set_str(char *dst, size_t size, const char *v, const char *arg, char *err, size_t errlen)
+{
+	if (!*v || strlen(v) >= size)
+		return bad_arg(err, errlen, arg, !*v ? "empty value" : "too long");
+	strcpy(dst, v);
+	return 0;
+}
+
+static int one_arg(const char *a, struct spank_args *out, char *err, size_t errlen)
+{
+	const char *eq = strchr(a, '='), *v = eq ? eq + 1 : "";
+	size_t n = eq ? (size_t)(eq - a) : strlen(a);
+	char *end;
+
+	if (n == 6 && strncmp(a, "socket", n) == 0)
+		return set_str(out->socket, sizeof(out->socket), v, a, err, errlen);
+	if (n == 3 && strncmp(a, "key", n) == 0)
+		return set_str(out->pattern, sizeof(out->pattern), v, a, err, errlen);
+	if (n == 5 && strncmp(a, "class", n) == 0)
+		return set_str(out->class_name, sizeof(out->class_name), v, a, err, errlen);
+	if (n == 7 && strncmp(a, "release", n) == 0) {
+		if (strcmp(v, "yes") != 0 && strcmp(v, "no") != 0)
+			return bad_arg(err, errlen, a, "use release=yes or release=no");
+		out->release = strcmp(v, "yes") == 0;
+		return 0;
+	}
+	if (n == 7 && strncmp(a, "timeout", n) == 0) {
+		unsigned long ms = strtoul(v, &end, 10);
+		if (!*v || *end || ms < 100 || ms > 600000)
+			return bad_arg(err, errlen, a, "use timeout=MS, from 100 to 600000 milliseconds");
+		out->timeout_ms = (unsigned)ms;
+		return 0;
+	}
+	return bad_arg(err, errlen, a, "unknown (use socket=, key=, class=, release=, timeout=)");
+}
+
+int spank_args_parse(int ac, char *const *av, struct spank_args *out, char *err, size_t errlen)
+{
+	struct spank_args a = { .release = true, .timeout_ms = SPANK_DEFAULT_TIMEOUT_MS };
+	struct spank_job probe = { 1, 0, 0, 0 };
+	char key[SPANK_KEY_MAX + 1];
+
+	strcpy(a.pattern, SPANK_DEFAULT_PATTERN);
+	for (int i = 0; i < ac; i++)
+		if (one_arg(av[i], &a, err, errlen) < 0)
+			return -EINVAL;
+	if (spank_key_build(a.pattern, NULL, &probe, key, sizeof(key)) < 0)
+		return bad_arg(err, errlen, a.pattern, "key pattern: use %j %J %u %A %a %% and key characters");
+	*out = a;
+	return 0;
+}
+
+int spank_name_check(const char *name, const char **why)
+{
+	size_t len = strlen(name);
+
+	if (len == 0 || len > SPANK_NAME_MAX) {
+		*why = "a name is 1 to 64 characters";
+		return -EINVAL;
+	}
+	if (name[0] == '.' || name[0] == '-') {
+		*why = "a name may not start with '.' or '-'";
+		return -EINVAL;
+	}
+	if (strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") != len) {
+		*why = "a name holds only letters, digits, '.', '_' and '-'";
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* one %x of a pattern into buf */
+static int expand(char c, const struct spank_job *job, char *buf, size_t len)
+{
+	bool array = job->array_job_id != 0;
+
+	switch (c) {
+	case 'j': return snprintf(buf, len, "%" PRIu32, job->job_id);
+	case 'u': return snprintf(buf, len, "%" PRIu32, job->uid);
+	case 'A': return snprintf(buf, len, "%" PRIu32, array ? job->array_job_id : job->job_id);
+	case 'a': return snprintf(buf, len, "%" PRIu32, array ? job->array_task_id : 0);
+	case 'J':
+		if (array)
+			return snprintf(buf, len, "%" PRIu32 "_%" PRIu32, job->array_job_id, job->array_task_id);
+		return snprintf(buf, len, "%" PRIu32, job->job_id);
+	case '%': return snprintf(buf, len, "%%");
+	default: return -EINVAL;
+	}
+}
+
+int spank_key_build(const char *pattern, const char *name, const struct spank_job *job, char *out, size_t len)
+{
+	char buf[32];
+	size_t n = 0;
+
+	if (name) {
+		int w = snprintf(out, len, "slurm.%" PRIu32 ".%s", job->uid, name);
+		return w < 0 || (size_t)w >= len || w > SPANK_KEY_MAX ? -ENAMETOOLONG : 0;
+	}
+	for (const char *p = pattern; *p; p++) {
+		int w = 1;
+		if (*p == '%') {
+			w = expand(*++p, job, buf, sizeof(buf));
+			if (w < 0)
+				return -EINVAL;
+		} else {
+			buf[0] = *p;
+			buf[1] = '\0';
+		}
+		if (n + (size_t)w >= len || n + (size_t)w > SPANK_KEY_MAX)
+			return -ENAMETOOLONG;
+		memcpy(out + n, buf, (size_t)w + 1);
+		n += (size_t)w;
+	}
+	return n ? 0 : -EINVAL;
+}
+
+/* does the controller list "a,b,c" (len bytes) name memory? */
+static bool lists_memory(const char *list, size_t len)
+{
+	for (size_t i = 0; i < len;) {
+		size_t w = strcspn(list + i, ",:");
+		if (w == 6 && strncmp(list + i, "memory", 6) == 0)
+			return true;
+		i += w + 1;
+	}
+	return false;
+}
+
+/* the memory cgroup in /proc/PID/cgroup text: the v1 memory line, else "0::" */
+static int memory_cgroup(const char *cgroups, char *out, size_t len)
+{
+	const char *v1 = NULL, *v2 = NULL;
+
+	for (const char *line = cgroups; line && *line;) {
+		const char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL, *nl = strchr(line, '\n');
+		if (c2 && (!nl || c2 < nl)) {
+			if (strncmp(line, "0::", 3) == 0)
+				v2 = c2 + 1;
+			else if (lists_memory(c1 + 1, (size_t)(c2 - c1 - 1)))
+				v1 = c2 + 1;
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+	if (!v1)
+		v1 = v2;
+	if (!v1)
+		return -ENOENT;
+	snprintf(out, len, "%.*s", (int)strcspn(v1, "\n"), v1);
+	return 0;
+}
+
+bool spank_in_slot(const char *cgroups, const char *slot_path)
+{
+	char cg[4096];
+	size_t n, p;
+
+	if (memory_cgroup(cgroups, cg, sizeof(cg)) < 0)
+		return false;
+	n = strlen(cg);
+	p = strlen(slot_path);
+	/* slot_path is <mount><cg>: the cgroup is its tail, on a '/' */
+	return n > 1 && p >= n && strcmp(slot_path + p - n, cg) == 0 && cg[0] == '/';
+}

@@ -1,0 +1,47 @@
+/* spank_key.h - what the Slurm plug-in decides without Slurm: its plugstack.conf
+ * arguments, the key a job's tasks go into, and the slot a task should be in.
+ * No Slurm header here, so the unit tests need no Slurm. */
+#ifndef CGPOOL_SPANK_KEY_H
+#define CGPOOL_SPANK_KEY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SPANK_KEY_MAX 128         /* the daemon's key length limit */
+#define SPANK_NAME_MAX 64         /* --cgpool-key NAME */
+#define SPANK_DEFAULT_PATTERN "slurm.%J"
+#define SPANK_DEFAULT_TIMEOUT_MS 5000
+
+struct spank_args {
+	char socket[108];         /* socket=PATH; "" for the library's default */
+	char pattern[SPANK_KEY_MAX + 1]; /* key=PATTERN */
+	char class_name[64];      /* class=NAME; "" for the daemon's choice */
+	bool release;             /* release=yes|no: Release the key when a step ends */
+	unsigned timeout_ms;      /* timeout=MS: connect and every call */
+};
+
+struct spank_job {
+	uint32_t job_id, uid, array_job_id, array_task_id; /* array_job_id 0: not an array task */
+};
+
+/* plugstack.conf arguments: socket=, key=, class=, release=, timeout=.
+ * -EINVAL with err naming the bad argument. */
+int spank_args_parse(int ac, char *const *av, struct spank_args *out, char *err, size_t errlen);
+
+/* --cgpool-key NAME: 1 to 64 of [A-Za-z0-9._-], not starting with '.' or '-'.
+ * -EINVAL with *why. */
+int spank_name_check(const char *name, const char **why);
+
+/* The job's key: "slurm.<uid>.<name>" for a named job, else the pattern with
+ * %j (job id), %u (uid), %A and %a (array job and task id, the job id and 0
+ * outside arrays), %J (<job id>, or <array job id>_<task id> for an array
+ * task) and %% replaced. -ENAMETOOLONG or -EINVAL (unknown %x). */
+int spank_key_build(const char *pattern, const char *name, const struct spank_job *job, char *out, size_t len);
+
+/* Is the process whose /proc/PID/cgroup text is cgroups in the slot whose
+ * memory directory is slot_path? Its memory cgroup (the v1 memory line, or
+ * the v2 "0::" line) must be slot_path's tail below the cgroup mount. */
+bool spank_in_slot(const char *cgroups, const char *slot_path);
+
+#endif

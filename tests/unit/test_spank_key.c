@@ -1,0 +1,108 @@
+/* test_spank_key.c - the Slurm plug-in's arguments, keys and placement check */
+#include "config.h"
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "slurm/spank_key.h"
+
+static void test_args(void **state)
+{
+	char *good[] = { "socket=/run/x.sock", "key=job.%u.%j", "class=batch", "release=no", "timeout=2500" };
+	char *bad[][1] = { { "socket=" }, { "release=maybe" }, { "timeout=5" }, { "key=slurm.%q" }, { "colour=red" } };
+	struct spank_args a;
+	char err[256];
+
+	assert_int_equal(spank_args_parse(0, NULL, &a, err, sizeof(err)), 0);
+	assert_string_equal(a.pattern, "slurm.%J");
+	assert_true(a.release);
+	assert_int_equal(a.timeout_ms, 5000);
+	assert_string_equal(a.socket, "");
+	assert_int_equal(spank_args_parse(5, good, &a, err, sizeof(err)), 0);
+	assert_string_equal(a.socket, "/run/x.sock");
+	assert_string_equal(a.pattern, "job.%u.%j");
+	assert_string_equal(a.class_name, "batch");
+	assert_false(a.release);
+	assert_int_equal(a.timeout_ms, 2500);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err[0] = '\0';
+		assert_int_equal(spank_args_parse(1, bad[i], &a, err, sizeof(err)), -EINVAL);
+		assert_non_null(strstr(err, i == 3 ? "pattern" : bad[i][0])); /* names what is wrong */
+	}
+}
+
+static void test_keys(void **state)
+{
+	struct spank_job job = { 4711, 1000, 0, 0 }, arr = { 4800, 1000, 4790, 7 };
+	char key[SPANK_KEY_MAX + 1], tiny[8];
+	char longname[SPANK_KEY_MAX + 2];
+
+	assert_int_equal(spank_key_build(SPANK_DEFAULT_PATTERN, NULL, &job, key, sizeof(key)), 0);
+	assert_string_equal(key, "slurm.4711");
+	assert_int_equal(spank_key_build(SPANK_DEFAULT_PATTERN, NULL, &arr, key, sizeof(key)), 0);
+	assert_string_equal(key, "slurm.4790_7");
+	assert_int_equal(spank_key_build("u%u-j%j-A%A-a%a-%%", NULL, &job, key, sizeof(key)), 0);
+	assert_string_equal(key, "u1000-j4711-A4711-a0-%");
+	assert_int_equal(spank_key_build("x%", NULL, &job, key, sizeof(key)), -EINVAL);
+	assert_int_equal(spank_key_build(SPANK_DEFAULT_PATTERN, NULL, &job, tiny, sizeof(tiny)), -ENAMETOOLONG);
+	/* a named key is per user, whatever the pattern */
+	assert_int_equal(spank_key_build("other.%j", "svc", &job, key, sizeof(key)), 0);
+	assert_string_equal(key, "slurm.1000.svc");
+	memset(longname, 'n', sizeof(longname) - 1);
+	longname[sizeof(longname) - 1] = '\0';
+	assert_int_equal(spank_key_build(SPANK_DEFAULT_PATTERN, longname, &job, key, sizeof(key)), -ENAMETOOLONG);
+}
+
+static void test_names(void **state)
+{
+	const char *why;
+	char n65[66];
+
+	assert_int_equal(spank_name_check("svc", &why), 0);
+	assert_int_equal(spank_name_check("web-1.blue_2", &why), 0);
+	assert_int_equal(spank_name_check("", &why), -EINVAL);
+	assert_int_equal(spank_name_check("../x", &why), -EINVAL);
+	assert_int_equal(spank_name_check(".hidden", &why), -EINVAL);
+	assert_int_equal(spank_name_check("-x", &why), -EINVAL);
+	assert_int_equal(spank_name_check("a b", &why), -EINVAL);
+	assert_int_equal(spank_name_check("a/b", &why), -EINVAL);
+	memset(n65, 'a', 65);
+	n65[65] = '\0';
+	assert_int_equal(spank_name_check(n65, &why), -EINVAL);
+	n65[64] = '\0';
+	assert_int_equal(spank_name_check(n65, &why), 0);
+}
+
+static void test_in_slot(void **state)
+{
+	const char *hybrid = "12:pids:/a/slot-3\n4:memory:/process_api/x/cgpool-t/slot-3\n0::/process_api/x\n";
+	const char *v2 = "0::/system.slice/cgpoold.service/slot-1\n";
+	const char *moved = "4:memory:/slurm/uid_0/job_5/step_0/task_0\n0::/\n";
+	const char *joined = "7:cpu,memory:/pool/slot-2\n";
+
+	assert_true(spank_in_slot(hybrid, "/sys/fs/cgroup/memory/process_api/x/cgpool-t/slot-3"));
+	assert_false(spank_in_slot(hybrid, "/sys/fs/cgroup/memory/process_api/x/cgpool-t/slot-13"));
+	assert_true(spank_in_slot(v2, "/sys/fs/cgroup/system.slice/cgpoold.service/slot-1"));
+	assert_false(spank_in_slot(v2, "/sys/fs/cgroup/system.slice/cgpoold.service/slot-2"));
+	assert_false(spank_in_slot(moved, "/sys/fs/cgroup/memory/pool/slot-0"));
+	assert_true(spank_in_slot(joined, "/sys/fs/cgroup/cpu,memory/pool/slot-2"));
+	assert_false(spank_in_slot("0::/\n", "/sys/fs/cgroup/"));
+	assert_false(spank_in_slot("garbage", "/sys/fs/cgroup/x"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_args),
+		cmocka_unit_test(test_keys),
+		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_in_slot),
+	};
+
+	return cmocka_run_group_tests_name("the Slurm plug-in's decisions", tests, NULL, NULL);
+}
