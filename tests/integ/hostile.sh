@@ -42,6 +42,9 @@ check "nobody cannot use a key outside user.65534.*" [ $? -ne 0 ]
 check "nobody can use user.65534.* with an unprivileged class" \
 	as_user 65534 "$CGPOOLCTL" exec user.65534.a --class open -- true
 check "the key records its owner" [ "$("$CGPOOLCTL" --json status user.65534.a | json owner_uid)" = 65534 ]
+out=$(as_user 65534 "$CGPOOLCTL" exec user.65534.a --limit memory.max=max -- true 2>&1)
+check "nobody cannot set limits for its run, even on its own key" [ $? -ne 0 ]
+echo "$out" | grep -q "may set limits" || fail "no PermissionDenied for limits: $out"
 out=$(as_user 65533 "$CGPOOLCTL" exec user.65534.a -- true 2>&1)
 check "uid 65533 cannot join nobody's key" [ $? -ne 0 ]
 
