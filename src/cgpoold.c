@@ -25,6 +25,7 @@
 #include "pool.h"
 #include "pressure.h"
 #include "retire.h"
+#include "sd_scope.h"
 #include "stall.h"
 #include "varlink.h"
 #include "work.h"
@@ -326,18 +327,36 @@ static void raise_nofile(const struct conf *c)
 			 (unsigned long long)rl.rlim_max, (unsigned long long)want, c->pool.max_slots);
 }
 
+/* root = auto under systemd on cgroup v2: the slots' own scope (sd_scope.h);
+ * elsewhere what the configuration says */
+static int pool_root(const struct conf *c, char *root, size_t len, char *err, size_t errlen)
+{
+	int r = strcmp(c->daemon.root, "auto") == 0
+			? sd_scope_root("/proc/self/cgroup", "/sys/fs/cgroup", root, len, err, errlen)
+			: -ENOENT;
+
+	if (r == -ENOENT)
+		r = snprintf(root, len, "%s", c->daemon.root) >= (int)len ? -ENAMETOOLONG : 0;
+	return r;
+}
+
 /* Everything from cgroups to the control socket; returns an exit code. */
 static int start(struct daemon *d)
 {
 	static const struct vl_server_info vinfo = { "cgpool", "cgpoold", PACKAGE_VERSION, "" };
 	struct manager_hooks hooks = { .reload = reload, .ud = d, .max_stall_ms = &d->max_stall_ms, .stall = &d->stall };
-	char err[512] = "";
+	char err[512] = "", root[4096];
 	int fd = -1, r;
 
 	raise_nofile(d->conf);
 	if (check_state_dir(d->conf->daemon.state_dir) < 0)
 		return EXIT_CONFIG;
-	r = cg_open(d->conf->daemon.root, d->conf->daemon.controllers, &d->cg, err, sizeof(err));
+	r = pool_root(d->conf, root, sizeof(root), err, sizeof(err));
+	if (r < 0) {
+		log_err("pool root under systemd: %s", err);
+		return EXIT_UNAVAILABLE;
+	}
+	r = cg_open(root, d->conf->daemon.controllers, &d->cg, err, sizeof(err));
 	if (r < 0) {
 		log_err("cgroup filesystem unusable: %s", err[0] ? err : strerror(-r));
 		return EXIT_UNAVAILABLE;

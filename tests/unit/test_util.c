@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "hmap.h"
+#include "sd_scope.h"
 #include "util.h"
 
 static void test_sizes(void **state)
@@ -178,11 +179,40 @@ static void test_hmap(void **state)
 	assert_null(hmap_get(&ms, HMAP_STR(names[0])));
 }
 
+
+/* the slots' scope beside the daemon's service, in its slice */
+static void test_scope_names(void **state)
+{
+	char path[256], unit[128], slice[128];
+
+	assert_int_equal(sd_scope_names("0::/system.slice/cgpoold.service\n", path, sizeof(path), unit, sizeof(unit),
+					slice, sizeof(slice)), 0);
+	assert_string_equal(path, "/system.slice/cgpoold-slots.scope");
+	assert_string_equal(unit, "cgpoold-slots.scope");
+	assert_string_equal(slice, "system.slice");
+	/* the leaf an older layout left the daemon in */
+	assert_int_equal(sd_scope_names("0::/system.slice/cgpoold.service/cgpoold\n", path, sizeof(path), unit,
+					sizeof(unit), slice, sizeof(slice)), 0);
+	assert_string_equal(path, "/system.slice/cgpoold-slots.scope");
+	assert_int_equal(sd_scope_names("0::/a.slice/b.slice/pool@x.service\n", path, sizeof(path), unit, sizeof(unit),
+					slice, sizeof(slice)), 0);
+	assert_string_equal(path, "/a.slice/b.slice/pool@x-slots.scope");
+	assert_string_equal(slice, "b.slice");
+	/* not a service, not pure v2, not in a slice */
+	assert_int_equal(sd_scope_names("0::/user.slice/session-1.scope\n", path, sizeof(path), unit, sizeof(unit),
+					slice, sizeof(slice)), -ENOENT);
+	assert_int_equal(sd_scope_names("4:memory:/x\n0::/system.slice/cgpoold.service\n", path, sizeof(path), unit,
+					sizeof(unit), slice, sizeof(slice)), -ENOENT);
+	assert_int_equal(sd_scope_names("0::/tmp/cgpoold.service\n", path, sizeof(path), unit, sizeof(unit), slice,
+					sizeof(slice)), -ENOENT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sizes),      cmocka_unit_test(test_durations),   cmocka_unit_test(test_bools_uints),
 		cmocka_unit_test(test_keys),       cmocka_unit_test(test_atomic_file), cmocka_unit_test(test_hmap),
+		cmocka_unit_test(test_scope_names),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,234 @@
+/* sd_scope.c - the slots in a scope unit of their own under systemd (see sd_scope.h) */
+#include "config.h"
+
+#include "sd_scope.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <systemd/sd-bus.h>
+#include <systemd/sd-daemon.h>
+
+#include "log.h"
+#include "util.h"
+
+#define SCOPE_SUFFIX "-slots.scope"
+#define KEEPER_LEAF "keeper"
+#define SCOPE_WAIT_MS 5000
+
+int sd_scope_names(const char *cgroup_text, char *path, size_t plen, char *unit, size_t ulen, char *slice,
+		   size_t slen)
+{
+	char cg[4096], *last, *up;
+	size_t n;
+
+	/* pure v2: the one line is "0::PATH" */
+	if (strncmp(cgroup_text, "0::/", 4) != 0 || strchr(cgroup_text, '\n') != cgroup_text + strlen(cgroup_text) - 1)
+		return -ENOENT;
+	snprintf(cg, sizeof(cg), "%.*s", (int)strcspn(cgroup_text + 3, "\n"), cgroup_text + 3);
+	last = strrchr(cg, '/');
+	if (last && strcmp(last + 1, "cgpoold") == 0 && last != cg) /* a leaf left by an older layout */
+		*last = '\0', last = strrchr(cg, '/');
+	n = strlen(last + 1);
+	if (n <= 8 || strcmp(last + 1 + n - 8, ".service") != 0)
+		return -ENOENT;
+	up = last == cg ? NULL : last;
+	*last = '\0';
+	if (snprintf(unit, ulen, "%.*s" SCOPE_SUFFIX, (int)(n - 8), last + 1) >= (int)ulen)
+		return -ENAMETOOLONG;
+	/* the slice: the parent's last component, "-.slice" at the top */
+	if (snprintf(slice, slen, "%s", up ? strrchr(cg, '/') + 1 : "-.slice") >= (int)slen ||
+	    (up && !strstr(slice, ".slice")))
+		return -ENOENT;
+	if (snprintf(path, plen, "%s/%s", up ? cg : "", unit) >= (int)plen)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+/* asleep until killed: the scope is never empty while it lives */
+static void __attribute__((noreturn)) keeper_main(void)
+{
+	sigset_t all;
+	int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+	sigfillset(&all);
+	sigdelset(&all, SIGTERM);
+	sigdelset(&all, SIGKILL);
+	sigprocmask(SIG_SETMASK, &all, NULL);
+	signal(SIGTERM, SIG_DFL);
+	if (fd >= 0) {
+		dup2(fd, 0);
+		dup2(fd, 1);
+		dup2(fd, 2);
+	}
+	for (int i = 3; i < 1024; i++)
+		close(i);
+	setsid();
+	prctl(PR_SET_NAME, "cgpool-keeper");
+	for (;;)
+		pause();
+}
+
+static int keeper_spawn(pid_t *out)
+{
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -errno;
+	if (pid == 0)
+		keeper_main();
+	*out = pid;
+	return 0;
+}
+
+/* systemd's Manager API: its private socket (root), else the system bus */
+static int manager_bus(sd_bus **out)
+{
+	sd_bus *bus = NULL;
+	int r = sd_bus_new(&bus);
+
+	if (r >= 0)
+		r = sd_bus_set_address(bus, "unix:path=/run/systemd/private");
+	if (r >= 0)
+		r = sd_bus_start(bus);
+	if (r >= 0) {
+		*out = bus;
+		return 0;
+	}
+	sd_bus_unref(bus);
+	return sd_bus_open_system(out);
+}
+
+static int start_scope(const char *unit, const char *slice, pid_t keeper, char *err, size_t errlen)
+{
+	sd_bus_error e = SD_BUS_ERROR_NULL;
+	sd_bus_message *reply = NULL;
+	sd_bus *bus = NULL;
+	int r = manager_bus(&bus);
+
+	if (r < 0) {
+		snprintf(err, errlen, "cannot reach systemd's manager (private socket or system bus): %s", strerror(-r));
+		return r;
+	}
+	r = sd_bus_call_method(bus, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+			       "org.freedesktop.systemd1.Manager", "StartTransientUnit", &e, &reply,
+			       "ssa(sv)a(sa(sv))", unit, "fail", 4, "PIDs", "au", 1, (uint32_t)keeper, "Delegate", "b", 1,
+			       "Slice", "s", slice, "Description", "s", "cgpool slots (jobs keep running here)", 0);
+	if (r < 0)
+		snprintf(err, errlen, "StartTransientUnit %s: %s", unit, e.message ? e.message : strerror(-r));
+	sd_bus_error_free(&e);
+	sd_bus_message_unref(reply);
+	sd_bus_flush_close_unref(bus);
+	return r;
+}
+
+/* the keeper's cgroup is the scope's: systemd has moved it */
+static bool keeper_in(pid_t pid, const char *path)
+{
+	char file[64], buf[4096];
+	int r;
+
+	snprintf(file, sizeof(file), "/proc/%d/cgroup", (int)pid);
+	r = file_read(file, buf, sizeof(buf));
+	return r >= 0 && strncmp(buf, "0::", 3) == 0 && strncmp(buf + 3, path, strlen(path)) == 0 &&
+	       (buf[3 + strlen(path)] == '\n' || buf[3 + strlen(path)] == '\0');
+}
+
+/* the keeper into <scope>/keeper: the scope itself then holds no process */
+static int keeper_to_leaf(const char *dir, pid_t pid, char *err, size_t errlen)
+{
+	char path[4400], num[16];
+	int r;
+
+	snprintf(path, sizeof(path), "%s/" KEEPER_LEAF, dir);
+	if (mkdir(path, 0755) < 0 && errno != EEXIST) {
+		r = -errno;
+		snprintf(err, errlen, "mkdir %s: %s", path, strerror(-r));
+		return r;
+	}
+	strcat(path, "/cgroup.procs");
+	snprintf(num, sizeof(num), "%d", (int)pid);
+	r = file_write_str(path, num);
+	if (r < 0)
+		snprintf(err, errlen, "move the keeper into %s: %s", path, strerror(-r));
+	return r;
+}
+
+/* a scope found at start: its keeper may have gone (killed, or the
+ * scope's jobs kept it alive without one) */
+static int keep_alive(const char *dir, char *err, size_t errlen)
+{
+	char path[4400], buf[64];
+	pid_t pid = 0;
+	int r;
+
+	snprintf(path, sizeof(path), "%s/" KEEPER_LEAF "/cgroup.procs", dir);
+	if (file_read(path, buf, sizeof(buf)) > 0 && buf[0] >= '0' && buf[0] <= '9')
+		return 0;
+	r = keeper_spawn(&pid);
+	if (r == 0)
+		r = keeper_to_leaf(dir, pid, err, errlen);
+	if (r == 0)
+		log_notice("slots scope %s: its keeper was gone; a new one is pid %d", dir, (int)pid);
+	return r;
+}
+
+static int make_scope(const char *path, const char *dir, const char *unit, const char *slice, char *err,
+		      size_t errlen)
+{
+	pid_t pid = 0;
+	int r = keeper_spawn(&pid);
+
+	if (r < 0) {
+		snprintf(err, errlen, "fork the scope's keeper: %s", strerror(-r));
+		return r;
+	}
+	r = start_scope(unit, slice, pid, err, errlen);
+	for (int waited = 0; r >= 0 && !keeper_in(pid, path); waited += 10) {
+		if (waited >= SCOPE_WAIT_MS) {
+			snprintf(err, errlen, "scope %s: the keeper (pid %d) did not arrive in %s within %d ms", unit,
+				 (int)pid, path, SCOPE_WAIT_MS);
+			r = -ETIMEDOUT;
+			break;
+		}
+		usleep(10000);
+	}
+	if (r >= 0)
+		r = keeper_to_leaf(dir, pid, err, errlen);
+	if (r < 0) {
+		kill(pid, SIGKILL);
+		return r;
+	}
+	log_notice("slots scope %s made (%s), keeper pid %d", unit, path, (int)pid);
+	return 0;
+}
+
+int sd_scope_root(const char *cgroup_file, const char *mnt, char *root, size_t len, char *err, size_t errlen)
+{
+	char text[4096], path[4096], unit[256], slice[256], dir[4200];
+	struct stat st;
+	int r;
+
+	if (sd_booted() <= 0 || file_read(cgroup_file, text, sizeof(text)) < 0 ||
+	    sd_scope_names(text, path, sizeof(path), unit, sizeof(unit), slice, sizeof(slice)) < 0)
+		return -ENOENT;
+	snprintf(dir, sizeof(dir), "%s%s", mnt, path);
+	if (stat(dir, &st) == 0)
+		r = keep_alive(dir, err, errlen);
+	else
+		r = make_scope(path, dir, unit, slice, err, errlen);
+	if (r < 0)
+		return r;
+	if (snprintf(root, len, "%s", path) >= (int)len)
+		return -ENAMETOOLONG;
+	return 0;
+}

@@ -1,0 +1,31 @@
+/* sd_scope.h - under systemd on cgroup v2, the slots in a scope unit of
+ * their own, so that the daemon's service can be restarted while jobs run.
+ *
+ * The no-internal-processes rule forbids processes in a cgroup whose
+ * children have the memory controller: a service cgroup holding the slots
+ * could not take the daemon's next main process (systemd 252 fails the start
+ * with 219/CGROUP, EBUSY). The slots live instead in <service>-slots.scope,
+ * beside the service in its slice, made through systemd's Manager API
+ * (StartTransientUnit, Delegate=yes). A keeper process, asleep in the
+ * scope's leaf "keeper", keeps the scope active while no job runs; the
+ * service cgroup holds the daemon alone. */
+#ifndef CGPOOL_SD_SCOPE_H
+#define CGPOOL_SD_SCOPE_H
+
+#include <stddef.h>
+
+/* With root = auto: the pool root to use (a cgroup path such as
+ * "/system.slice/cgpoold-slots.scope"), the scope made or found and its
+ * keeper in place. -ENOENT when it does not apply (not under systemd, not
+ * a .service, not pure cgroup v2): root auto then means the daemon's own
+ * cgroup. Other errors with err set. cgroup_file and mnt: /proc/self/cgroup
+ * and the cgroup2 mount (tests give others). */
+int sd_scope_root(const char *cgroup_file, const char *mnt, char *root, size_t len, char *err, size_t errlen);
+
+/* The pieces, for tests: from "0::/system.slice/cgpoold.service\n", the
+ * scope's cgroup path, unit name and slice unit name. -ENOENT when not a
+ * .service under a slice of a pure v2 layout. */
+int sd_scope_names(const char *cgroup_text, char *path, size_t plen, char *unit, size_t ulen, char *slice,
+		   size_t slen);
+
+#endif

@@ -1,0 +1,30 @@
+#!/bin/sh
+# check-systemd.sh [KERNEL...] - cgpoold under a real systemd as PID 1, for
+# make check: boots each kernel (default: stable unstable, fetched as
+# check-vm.sh does) once with the Debian 12 root image of rootfs.sh through
+# run-systemd-vm.sh, and runs there the payloads smoke.sh (the harness:
+# systemd up on cgroup v2, the shipped units start the daemon) and
+# survive.sh (jobs survive restart, stop, SIGKILL and a watchdog abort of
+# the daemon; reload with a bad config).
+# CGPOOL_VM=no skips it. Exit: 1 when a payload failed on some kernel, else
+# 77 when some kernel or the image could not be had (reason printed), else 0.
+set -u
+say() { echo "check-systemd: $*"; }
+here=$(cd "$(dirname "$0")" && pwd)
+[ "${CGPOOL_VM:-yes}" != no ] || { say "SKIP: CGPOOL_VM=no"; exit 77; }
+[ "$(id -u)" = 0 ] || { say "SKIP: needs root (qemu, debootstrap, the caches)"; exit 77; }
+[ $# -gt 0 ] || set -- ${CGPOOL_VM_KERNEL:-stable unstable}
+
+failed= skipped= passed=
+for k in "$@"; do
+	sh "$here/run-systemd-vm.sh" "$k" "$here/smoke.sh" "$here/survive.sh"
+	case $? in
+	0) passed="$passed $k" ;;
+	77) skipped="$skipped $k" ;;
+	*) failed="$failed $k" ;;
+	esac
+done
+say "passed on:${passed:- none}; failed on:${failed:- none}; not run on:${skipped:- none}"
+[ -z "$failed" ] || exit 1
+[ -z "$skipped" ] || exit 77
+exit 0
