@@ -41,6 +41,7 @@ load() {
 		sleep 30 9>&- & p=$!
 		"$CGPOOLCTL" attach "$k-a" "$p" > /dev/null 2>&1 && echo "$k-a" >> "$T_DIR/bound"
 		kill "$p"; wait "$p" 2>/dev/null
+		echo "$k-a" >> "$T_DIR/retire-sent" # released: its slot may be recycled for a new key
 		"$CGPOOLCTL" release "$k-a" > /dev/null 2>&1
 		if [ $((i % 2)) = 0 ]; then
 			echo "$k" >> "$T_DIR/retire-sent"
@@ -107,8 +108,8 @@ while [ $r -lt "$ROUNDS" ]; do
 		awk '{ print $2 }' "$T_DIR/list" | grep -qx "${d##*/}" ||
 			{ fail "round $r: ${d##*/} unknown to the daemon"; broken=$((broken + 1)); }
 	done
-	# no key forgotten: every key bound (the daemon said so) and not retired
-	# (no retire request sent for it) is still known
+	# no key forgotten: every key bound (the daemon said so), not retired (no
+	# retire request sent for it) and not released is still known
 	sort -u "$T_DIR/bound" | grep -Fxv -f "$T_DIR/retire-sent" > "$T_DIR/kept" || true
 	checked=$((checked + $(wc -l < "$T_DIR/kept")))
 	for k in $(grep -Fxv -f "$T_DIR/keys" "$T_DIR/kept"); do

@@ -53,7 +53,11 @@ echo "$N jobs in $ms ms (p50 $(slurm_pct "$T_DIR/jobs.ms" 50) ms); dying memcgs 
 check "$N jobs wrote $((N * 4)) KiB" test "$(wc -c < "$T_DIR/jobs-cgpool.log")" -eq $((N * 4096))
 # machine-wide count on v1: another process may add one or two meanwhile
 check "$N jobs: dying memcgs added $((after - before)) (at most 2)" test $((after - before)) -le 2
-check "$N jobs: $made slots made (at most warm $WARM + 1 running)" test "$made" -le $((WARM + 1))
+# srun returns before slurmstepd ends the step and releases the key, so the
+# next job may bind while the last one's slot is not free yet: the jobs at
+# once are a few, not 1 (alone here: 1-2 slots made for 200 jobs; 8 with the
+# whole test suite running beside it)
+check "$N jobs: $made slots made (at most warm $WARM + 8 at once)" test "$made" -le $((WARM + 8))
 exec 9>&- # the count window is over
 
 # ---- --mem is the run's memory.max
