@@ -40,6 +40,12 @@ done
 grep -q '@[a-z]*@' "$U/cgpoold.service" "$U/cgpoold.socket" && fail "placeholders left in the units"
 check "the config was installed (/etc/cgpool/cgpool.conf)" test -f /etc/cgpool/cgpool.conf
 check "systemctl daemon-reload" systemctl daemon-reload
+# --man=no: the test image has no man pages (Documentation=man:... would fail)
+out=$(systemd-analyze verify --man=no "$U/cgpoold.service" "$U/cgpoold.socket" 2>&1)
+check "systemd-analyze verify: the units are clean${out:+ ($out)}" test -z "$out"
+sed "s|@bindir@|$(dirname "$CGPOOLCTL")|g" "$SRC/units/jobs/systemd-job.service" > "$U/cgpool-example-job.service"
+out=$(systemd-analyze verify --man=no "$U/cgpool-example-job.service" 2>&1)
+check "systemd-analyze verify: the job template is clean${out:+ ($out)}" test -z "$out"
 if timeout 60 systemctl start cgpoold; then
 	pass "systemctl start cgpoold"
 else

@@ -70,6 +70,8 @@ check "the service cgroup has no controllers for children ('$(cat "$CG$ucg/cgrou
 	test -z "$(cat "$CG$ucg/cgroup.subtree_control")"
 check "web runs in cgpoold-slots.scope" grep -q "^0::/system.slice/cgpoold-slots.scope/slot-" /proc/$web/cgroup
 check "the scope is a unit of its own, active" test "$(systemctl is-active cgpoold-slots.scope)" = active
+nofile=$(awk '/^Max open files/ { print $4 }' /proc/$main/limits)
+check "the daemon may open 65536 files (LimitNOFILE; got $nofile)" test "$nofile" -ge 65536
 show systemd-cgls --no-pager /system.slice/cgpoold-slots.scope
 
 # after EVENT: the daemon active again and both jobs where they were
