@@ -7,7 +7,7 @@ cd "$(dirname "$0")"
 PACKAGES="build-essential autoconf automake libtool pkg-config
 	libev-dev libinih-dev libsystemd-dev libcgroup-dev libjansson-dev libcmocka-dev
 	util-linux python3 procps
-	qemu-system-x86 busybox-static cpio e2fsprogs kmod"
+	qemu-system-x86 qemu-utils busybox-static cpio e2fsprogs kmod debootstrap"
 
 missing=
 for p in $PACKAGES; do
