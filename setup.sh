@@ -21,13 +21,25 @@ if [ -n "$missing" ]; then
 	apt-get install -y -qq $missing > /dev/null
 fi
 
-# runit for the test of a job that runsv supervises; without its
-# recommends, which would replace the init system
-if ! dpkg-query -W -f='${Status}' runit 2>/dev/null | grep -q 'ok installed'; then
+# the inits of tests/integ/init-*.sh and supervise-runit.sh: runit, OpenRC
+# (supervise-daemon) and s6, without recommends; none of them replaces the
+# init system (that would be sysvinit-core, runit-init or openrc's
+# recommends); each test is skipped when its package cannot be installed
+init_missing=
+for p in runit openrc s6; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || init_missing="$init_missing $p"
+done
+for p in $init_missing; do
 	export DEBIAN_FRONTEND=noninteractive
-	apt-get install -y -qq --no-install-recommends runit > /dev/null ||
-		echo "setup: runit not installed; its test will be skipped"
-fi
+	# never one that would change /sbin/init or remove a package
+	if apt-get -s install --no-install-recommends "$p" 2>/dev/null |
+		grep -Eq '^Remv |^Inst (sysvinit-core|runit-init|openrc-init|s6-linux-init|systemd-sysv) '; then
+		echo "setup: $p would replace the init system or remove packages; not installed, its test will be skipped"
+		continue
+	fi
+	apt-get install -y -qq --no-install-recommends "$p" > /dev/null 2>&1 ||
+		echo "setup: $p not installed; its test will be skipped"
+done
 
 # Slurm (a one-node cluster on loopback for tests/slurm) and its headers
 # for the SPANK plug-in; without recommends, like runit; the tests skip

@@ -18,6 +18,7 @@ pass() { echo "ok: $*"; T_PASSES=$((T_PASSES + 1)); }
 check() { d=$1; shift; if "$@"; then pass "$d"; else fail "$d"; fi; }
 finish() { echo "$T_NAME: $T_PASSES passed, $T_FAILS failed"; [ "$T_FAILS" -eq 0 ]; }
 
+[ "${CGPOOL_INTEG:-yes}" != no ] || skip "CGPOOL_INTEG=no (configure CGPOOL_HEAVY_TESTS=no, as make distcheck sets it)"
 [ "$(id -u)" = 0 ] || skip "needs root to create cgroups"
 
 # where the memory controller lives, and this process's cgroup in it

@@ -129,6 +129,13 @@ elif ! (build); then
 	hard "cannot build and install the tree (--prefix=/usr) in $WORK/build"
 fi
 chmod 755 "$P/root"
+# the image has a merged /usr (/lib -> usr/lib): what make install put in
+# /lib (the systemd units) goes below /usr, so the copy keeps the symlink
+for d in lib lib64 bin sbin; do
+	[ -d "$P/root/$d" ] && [ ! -L "$P/root/$d" ] || continue
+	mkdir -p "$P/root/usr/$d" && cp -a "$P/root/$d/." "$P/root/usr/$d/" && rm -rf "${P:?}/root/$d" ||
+		hard "cannot move /$d of the install tree below /usr"
+done
 [ -x "$P/root/usr/sbin/cgpoold" ] || hard "the installed tree has no /usr/sbin/cgpoold (not --prefix=/usr?)"
 T_BUILD=$(date +%s)
 

@@ -29,11 +29,7 @@ timeout 60 systemctl is-system-running --wait > /dev/null 2>&1
 # (a daemon another payload started goes first: its config is not ours)
 systemctl stop cgpoold.socket cgpoold.service 2> /dev/null
 U=/etc/systemd/system
-for u in cgpoold.service cgpoold.socket; do
-	f=$SRC/units/$u
-	[ -f "$f" ] || f=$SRC/units/$u.in
-	sed "s|@sbindir@|$(dirname "$CGPOOLD")|g; s|@bindir@|$(dirname "$CGPOOLCTL")|g" "$f" > "$U/$u"
-done
+rm -f "$U/cgpoold.service" "$U/cgpoold.socket" # the installed ones, from /usr/lib/systemd/system
 mkdir -p "$U/cgpoold.service.d" /etc/cgpool
 printf '[Service]\nWatchdogSec=3s\nTimeoutAbortSec=3s\n' > "$U/cgpoold.service.d/test.conf"
 cat > /etc/cgpool/cgpool.conf << 'EOC'
