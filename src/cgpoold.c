@@ -22,6 +22,7 @@
 #include "log.h"
 #include "util.h"
 #include "manager.h"
+#include "notify.h"
 #include "pool.h"
 #include "pressure.h"
 #include "retire.h"
@@ -52,7 +53,7 @@ struct daemon {
 	struct vl_server *server;
 	struct manager *manager;
 	ev_signal sig_term, sig_int, sig_hup;
-	ev_timer watchdog;
+	struct notify *notify;    /* READY, STATUS, WATCHDOG to the service manager */
 	ev_prepare stall_prepare; /* the loop is about to wait */
 	ev_check stall_check;     /* the loop woke up */
 	int64_t woke_us;
@@ -157,7 +158,7 @@ static int reload(void *ud, json_t *errors)
 	struct conf *c, *old = d->conf;
 	int r;
 
-	sd_notify(0, "RELOADING=1");
+	notify_reloading(d->notify);
 	r = load_config(d, &c, &errs);
 	if (r == 0 && (str_differs(c->daemon.socket, old->daemon.socket) || str_differs(c->daemon.root, old->daemon.root) ||
 		       str_differs(c->daemon.state_dir, old->daemon.state_dir) ||
@@ -184,14 +185,16 @@ static int reload(void *ud, json_t *errors)
 	} else {
 		log_err("reload refused; the previous configuration stays in effect");
 	}
-	sd_notify(0, "READY=1");
+	notify_ready(d->notify);
 	return r;
 }
 
 static void on_stop(struct ev_loop *loop, ev_signal *w, int revents)
 {
+	struct daemon *d = w->data;
+
 	log_notice("signal %d: stopping (jobs keep running, slots stay)", w->signum);
-	sd_notify(0, "STOPPING=1");
+	notify_stopping(d->notify);
 	ev_break(loop, EVBREAK_ALL);
 }
 
@@ -233,11 +236,6 @@ static void on_pressure(void *ud)
 	log_notice("memory pressure on the pool root: %u idle or spare warm slots handed to retirement", n);
 }
 
-static void on_watchdog(struct ev_loop *loop, ev_timer *w, int revents)
-{
-	sd_notify(0, "WATCHDOG=1");
-}
-
 /* The control socket: from systemd (socket activation) or bound here. */
 static int open_socket(struct daemon *d, int *fd)
 {
@@ -259,12 +257,10 @@ static int open_socket(struct daemon *d, int *fd)
 
 static void start_signals(struct daemon *d)
 {
-	uint64_t usec;
-
 	ev_signal_init(&d->sig_term, on_stop, SIGTERM);
 	ev_signal_init(&d->sig_int, on_stop, SIGINT);
 	ev_signal_init(&d->sig_hup, on_hup, SIGHUP);
-	d->sig_hup.data = d;
+	d->sig_term.data = d->sig_int.data = d->sig_hup.data = d;
 	ev_signal_start(d->loop, &d->sig_term);
 	ev_signal_start(d->loop, &d->sig_int);
 	ev_signal_start(d->loop, &d->sig_hup);
@@ -274,21 +270,18 @@ static void start_signals(struct daemon *d)
 	ev_check_init(&d->stall_check, on_check);
 	d->stall_check.data = d;
 	ev_check_start(d->loop, &d->stall_check);
-	if (sd_watchdog_enabled(0, &usec) > 0) {
-		ev_timer_init(&d->watchdog, on_watchdog, usec / 2e6, usec / 2e6);
-		ev_timer_start(d->loop, &d->watchdog);
-	}
 }
 
-static void notify_ready(struct daemon *d)
+/* The pool is usable: slots adopted and reconciled, warm slots asked for,
+ * the control socket listening. The watchdog starts here, with READY=1. */
+static void ready(struct daemon *d)
 {
 	const struct cg_info *info = cg_get_info(d->cg);
-	unsigned n[SLOT_NSTATES];
+	int r = notify_new(d->loop, d->pool, d->retire, &d->notify);
 
-	pool_counts(d->pool, n);
-	sd_notifyf(0, "READY=1\nSTATUS=%u slots (%u warm, %u running, %u idle), %s cgroups, root %s",
-		   n[SLOT_WARM] + n[SLOT_RUNNING] + n[SLOT_IDLE] + n[SLOT_RETIRING], n[SLOT_WARM], n[SLOT_RUNNING],
-		   n[SLOT_IDLE], cg_hierarchy_name(info->hierarchy), info->root);
+	if (r < 0)
+		log_warn("service manager notifications: %s", strerror(-r));
+	notify_ready(d->notify);
 	log_notice("ready: socket %s, pool root %s (%s, memory on %s)", d->conf->daemon.socket, info->root,
 		   cg_hierarchy_name(info->hierarchy), info->memory_v2 ? "v2" : "v1");
 }
@@ -422,12 +415,13 @@ static int start(struct daemon *d)
 	}
 	apply_limits(d);
 	start_signals(d);
-	notify_ready(d);
+	ready(d);
 	return 0;
 }
 
 static void stop(struct daemon *d)
 {
+	notify_free(d->notify);
 	manager_free(d->manager);
 	vl_server_free(d->server);
 	pressure_free(d->pressure);

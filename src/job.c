@@ -133,6 +133,14 @@ static void finish_report(struct job *j)
 		take_report(j, false);
 }
 
+/* the job's slot for the log, NULL before it has one */
+static const char *job_slot_name(struct job *j)
+{
+	struct slot *s = pool_find(j->js->pool, j->key);
+
+	return s ? s->name : NULL;
+}
+
 void job_main_exited(struct job *j, int status, int sig, bool unsupervised)
 {
 	char how[64];
@@ -145,7 +153,8 @@ void job_main_exited(struct job *j, int status, int sig, bool unsupervised)
 		snprintf(how, sizeof(how), "exited %d", status);
 	else
 		snprintf(how, sizeof(how), "exited, status unknown%s", unsupervised ? " (while unsupervised)" : "");
-	log_info("job %s: main process %d %s", j->key, (int)j->pid, how);
+	log_event(LOG_INFO, &(struct log_fields){ .key = j->key, .slot = job_slot_name(j), .event = LOG_EV_JOB_EXIT },
+		  "job %s: main process %d %s", j->key, (int)j->pid, how);
 	unwatch_main(j);
 	j->exit_status = status;
 	j->exit_signal = sig;
@@ -329,7 +338,8 @@ static int job_spawn(struct job *j, const struct conf_job *cj)
 	j->err_fdno = x.err_read >= 0 ? JOB_ERR_FD : -1;
 	job_output(j, x.out_read, &j->out, "stdout");
 	job_output(j, x.err_read, &j->err, "stderr");
-	log_info("job %s: started pid %d: %s", j->key, (int)pid, cj->exec);
+	log_event(LOG_INFO, &(struct log_fields){ .key = j->key, .slot = job_slot_name(j), .event = LOG_EV_JOB_START },
+		  "job %s: started pid %d: %s", j->key, (int)pid, cj->exec);
 	return 0;
 }
 

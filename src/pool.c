@@ -472,7 +472,9 @@ static void act_run_start(struct slot *s)
 	cg_slot_reset_peak(s->pool->cg, s->name);
 	s->nrecent++;
 	s->runs++;
-	log_info("slot %s (%s): run %llu started", s->name, s->key, (unsigned long long)s->runs);
+	log_event(LOG_INFO, &(struct log_fields){ .key = s->key, .slot = s->name, .event = LOG_EV_RUN_START,
+						 .run = s->runs },
+		  "slot %s (%s): run %llu started", s->name, s->key, (unsigned long long)s->runs);
 }
 
 static void act_run_end(struct slot *s)
@@ -488,9 +490,11 @@ static void act_run_end(struct slot *s)
 		run->oom_kills = mem.oom_kill >= run->oom_base ? mem.oom_kill - run->oom_base : 0;
 	}
 	cg_slot_peak_close(s->pool->cg, s->name); /* no fd kept for slots that run nothing */
-	log_info("slot %s (%s): run %llu ended after %.3f s, peak %llu bytes, %llu oom kills", s->name, s->key,
-		 (unsigned long long)s->runs, (run->ended_us - run->started_us) / 1e6,
-		 (unsigned long long)run->memory_peak, (unsigned long long)run->oom_kills);
+	log_event(LOG_INFO, &(struct log_fields){ .key = s->key, .slot = s->name, .event = LOG_EV_RUN_END,
+						 .run = s->runs },
+		  "slot %s (%s): run %llu ended after %.3f s, peak %llu bytes, %llu oom kills", s->name, s->key,
+		  (unsigned long long)s->runs, (run->ended_us - run->started_us) / 1e6,
+		  (unsigned long long)run->memory_peak, (unsigned long long)run->oom_kills);
 }
 
 void pool_idle_timer(struct slot *s, double after)
@@ -553,7 +557,8 @@ static void act_scrub(struct slot *s)
 			scrub_done(scrub_fn(s), s);
 	}
 	pool_reset_limits(s);
-	log_info("slot %s: recycled from key %s after %llu runs", s->name, s->key, (unsigned long long)s->runs);
+	log_event(LOG_INFO, &(struct log_fields){ .key = s->key, .slot = s->name },
+		  "slot %s: recycled from key %s after %llu runs", s->name, s->key, (unsigned long long)s->runs);
 	pool_slot_set_key(s, "");
 	s->class_name[0] = '\0';
 	s->owner_uid = 0;
@@ -626,8 +631,9 @@ void pool_slot_event(struct slot *s, enum slot_event ev)
 		s->retire_mode = p->conf->retire.mode;
 	pool_slot_enter(s, next, act);
 	if (prev != next)
-		log_info("slot %s (%s): %s -> %s on %s", s->name, s->key[0] ? s->key : "-", slot_state_name(prev),
-			 slot_state_name(next), slot_event_name(ev));
+		log_event(LOG_INFO, &(struct log_fields){ .key = s->key, .slot = s->name },
+			  "slot %s (%s): %s -> %s on %s", s->name, s->key[0] ? s->key : "-", slot_state_name(prev),
+			  slot_state_name(next), slot_event_name(ev));
 	pool_slot_do(s, prev, act);
 	pool_save(p, s);
 	if (act & SLOT_ACT_RETIRE)

@@ -43,8 +43,9 @@ static int slot_bind(struct pool *p, struct slot *s, const char *key, const char
 	s->owner_uid = owner;
 	s->runs = 0;
 	s->nrecent = 0;
-	log_info("slot %s: bound to key %s%s%s, owner uid %u", s->name, key, cls ? ", class " : "", cls ? cls->name : "",
-		 (unsigned)owner);
+	log_event(LOG_INFO, &(struct log_fields){ .key = key, .slot = s->name, .event = LOG_EV_BIND },
+		  "slot %s: bound to key %s%s%s, owner uid %u", s->name, key, cls ? ", class " : "",
+		  cls ? cls->name : "", (unsigned)owner);
 	return 0;
 }
 
@@ -225,7 +226,7 @@ int pool_release(struct pool *p, const char *key, struct slot **out)
 
 	if (!s)
 		return -ENOENT;
-	log_info("slot %s (%s): released", s->name, key);
+	log_event(LOG_INFO, &(struct log_fields){ .key = key, .slot = s->name }, "slot %s (%s): released", s->name, key);
 	s->used_us = now_real_us();
 	if (s->state == SLOT_IDLE) { /* released slots head the idle list */
 		pool_list_remove(p, s);

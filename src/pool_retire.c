@@ -53,7 +53,9 @@ static void retire_plain(struct slot *s)
 		slot_retired(&res, s);
 		return;
 	}
-	log_info("slot %s (%s): removed without verification", s->name, s->key[0] ? s->key : "-");
+	log_event(LOG_INFO, &(struct log_fields){ .key = s->key, .slot = s->name, .event = LOG_EV_OUTCOME,
+						 .outcome = retire_outcome_name(OUTCOME_RELEASED) },
+		  "slot %s (%s): removed without verification", s->name, s->key[0] ? s->key : "-");
 	res.outcome = OUTCOME_RELEASED;
 	res.attributed = false;
 	slot_retired(&res, s);
@@ -64,6 +66,9 @@ void pool_act_retire(struct slot *s)
 	struct pool *p = s->pool;
 	int r;
 
+	log_event(LOG_INFO, &(struct log_fields){ .key = s->key, .slot = s->name, .event = LOG_EV_RETIRE },
+		  "slot %s (%s): leaves the pool, retirement mode %s", s->name, s->key[0] ? s->key : "-",
+		  conf_retire_mode_name(s->retire_mode));
 	if (!p->retire) {
 		retire_plain(s);
 		return;
@@ -130,8 +135,9 @@ static void resume_retirements(struct pool *p)
 {
 	for (size_t i = 0; i < p->nremoved; i++) {
 		struct slot *g = p->removed[i];
-		log_notice("retire %s (%s): removed before the restart, not verified; verifying it now", g->name,
-			   g->key[0] ? g->key : "-");
+		log_event(LOG_NOTICE, &(struct log_fields){ .key = g->key, .slot = g->name },
+			  "retire %s (%s): removed before the restart, not verified; verifying it now", g->name,
+			  g->key[0] ? g->key : "-");
 		if (retire_resume(p->retire, g->name, g->key, p->conf->retire.mode, true, removed_verified, g) < 0)
 			log_err("retire %s: cannot verify it again", g->name);
 	}
@@ -141,8 +147,9 @@ static void resume_retirements(struct pool *p)
 		s->resume_retire = false;
 		if (s->state == SLOT_RUNNING || p->conf->retire.mode == RETIRE_KEEP)
 			continue;
-		log_notice("retire %s (%s): left unfinished by the last daemon; resumed", s->name,
-			   s->key[0] ? s->key : "-");
+		log_event(LOG_NOTICE, &(struct log_fields){ .key = s->key, .slot = s->name },
+			  "retire %s (%s): left unfinished by the last daemon; resumed", s->name,
+			  s->key[0] ? s->key : "-");
 		s->retire_mode = p->conf->retire.mode;
 		s->retire_done = NULL;
 		s->resume_now = true;

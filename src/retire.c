@@ -148,12 +148,15 @@ static void job_finish(struct job *job, enum retire_outcome o)
 		r->stats.outcomes[o]++;
 		if (o == OUTCOME_PINNED)
 			r->stats.pinned_bytes += job->res.lru_bytes;
-		log_info("retire %s (%s): %s, %llu LRU bytes at removal, %llu written back, %llu drained, verdict after "
-			 "%lld ms%s",
-			 job->res.name, job->res.key[0] ? job->res.key : "-", retire_outcome_name(o),
-			 (unsigned long long)job->res.lru_bytes, (unsigned long long)job->res.flushed_bytes,
-			 (unsigned long long)job->res.drained_bytes,
-			 (long long)job->res.elapsed_ms, job->res.attributed ? "" : " (attributed by LRU size)");
+		log_event(LOG_INFO, &(struct log_fields){ .key = job->res.key, .slot = job->res.name,
+							 .event = LOG_EV_OUTCOME, .outcome = retire_outcome_name(o),
+							 .lru_bytes = job->res.lru_bytes, .has_lru_bytes = true },
+			  "retire %s (%s): %s, %llu LRU bytes at removal, %llu written back, %llu drained, verdict "
+			  "after %lld ms%s",
+			  job->res.name, job->res.key[0] ? job->res.key : "-", retire_outcome_name(o),
+			  (unsigned long long)job->res.lru_bytes, (unsigned long long)job->res.flushed_bytes,
+			  (unsigned long long)job->res.drained_bytes,
+			  (long long)job->res.elapsed_ms, job->res.attributed ? "" : " (attributed by LRU size)");
 	}
 	if (job->done)
 		job->done(&job->res, job->ud);
@@ -680,7 +683,7 @@ int retire_start(struct retire *r, const char *name, const char *key, enum retir
 	if (!job)
 		return -ENOMEM;
 	job->requested = mode;
-	log_info("retire %s (%s): queued, mode %s", name, key && *key ? key : "-", conf_retire_mode_name(mode));
+	log_debug("retire %s (%s): queued, mode %s", name, key && *key ? key : "-", conf_retire_mode_name(mode));
 	kick(r);
 	return 0;
 }
@@ -755,8 +758,10 @@ int retire_cancel(struct retire *r, const char *name)
 	done = job->done;
 	ud = job->ud;
 	r->stats.outcomes[OUTCOME_CANCELLED]++;
-	log_info("retire %s (%s): cancelled after %lld ms, %llu bytes drained", res.name, res.key[0] ? res.key : "-",
-		 (long long)res.total_ms, (unsigned long long)res.drained_bytes);
+	log_event(LOG_INFO, &(struct log_fields){ .key = res.key, .slot = res.name, .event = LOG_EV_OUTCOME,
+						 .outcome = retire_outcome_name(OUTCOME_CANCELLED) },
+		  "retire %s (%s): cancelled after %lld ms, %llu bytes drained", res.name,
+		  res.key[0] ? res.key : "-", (long long)res.total_ms, (unsigned long long)res.drained_bytes);
 	if (job->write) {
 		job->phase = PH_CANCELLED; /* freed when its reclaim step returns */
 	} else {
