@@ -66,6 +66,15 @@ check "the service cgroup has no controllers for children ('$(cat "$CG$ucg/cgrou
 	test -z "$(cat "$CG$ucg/cgroup.subtree_control")"
 check "web runs in cgpoold-slots.scope" grep -q "^0::/system.slice/cgpoold-slots.scope/slot-" /proc/$web/cgroup
 check "the scope is a unit of its own, active" test "$(systemctl is-active cgpoold-slots.scope)" = active
+# what systemd and the journal say about it
+st=$(systemctl show -p StatusText --value cgpoold)
+check "systemctl shows the daemon's STATUS ($st)" sh -c "echo '$st' | grep -q 'slots: .*running'"
+journalctl --sync
+check "journalctl CGPOOL_KEY=web shows its bind and run start" \
+	sh -c "journalctl --no-pager -o cat CGPOOL_KEY=web CGPOOL_EVENT=bind | grep -q . &&
+		journalctl --no-pager -o cat CGPOOL_KEY=web CGPOOL_EVENT=run-start | grep -q ."
+check "the journal has job-start of sup with its slot" \
+	sh -c "journalctl --no-pager -o verbose CGPOOL_KEY=sup CGPOOL_EVENT=job-start | grep -q 'CGPOOL_SLOT=slot-'"
 nofile=$(awk '/^Max open files/ { print $4 }' /proc/$main/limits)
 check "the daemon may open 65536 files (LimitNOFILE; got $nofile)" test "$nofile" -ge 65536
 show systemd-cgls --no-pager /system.slice/cgpoold-slots.scope
