@@ -38,6 +38,11 @@ warm = 1
 [job sup]
 exec = /bin/sleep 100000
 restart = always
+[job low]
+exec = /bin/sh -c 'id -un > /var/tmp/low.id; exec /bin/sleep 100000'
+user = nobody
+[job writer]
+exec = /bin/sh -c 'echo ok > /etc/cgpool-job-wrote && mkdir -p /home/j && echo ok > /home/j/wrote && exec /bin/sleep 100000'
 EOC
 systemctl daemon-reload
 check "cgpoold.socket started" systemctl start cgpoold.socket
@@ -66,6 +71,20 @@ check "the service cgroup has no controllers for children ('$(cat "$CG$ucg/cgrou
 	test -z "$(cat "$CG$ucg/cgroup.subtree_control")"
 check "web runs in cgpoold-slots.scope" grep -q "^0::/system.slice/cgpoold-slots.scope/slot-" /proc/$web/cgroup
 check "the scope is a unit of its own, active" test "$(systemctl is-active cgpoold-slots.scope)" = active
+# the hardening is in effect, and jobs do not suffer from it
+capbnd=$(awk '/^CapBnd/ { print $2 }' /proc/$main/status)
+check "ProtectKernelModules: no CAP_SYS_MODULE (CapBnd $capbnd)" sh -c "! [ \$(( 0x$capbnd >> 16 & 1 )) = 1 ]"
+check "ProtectClock: no CAP_SYS_TIME" sh -c "! [ \$(( 0x$capbnd >> 25 & 1 )) = 1 ]"
+check "CAP_SETUID, CAP_KILL and CAP_SYS_PTRACE kept (jobs as users, stop, adoption)" \
+	sh -c "[ \$(( 0x$capbnd >> 7 & 1 )) = 1 ] && [ \$(( 0x$capbnd >> 5 & 1 )) = 1 ] && [ \$(( 0x$capbnd >> 19 & 1 )) = 1 ]"
+for p in ProtectKernelModules ProtectKernelLogs ProtectClock ProtectHostname LockPersonality; do
+	check "$p=yes in the running unit" test "$(systemctl show -p $p --value cgpoold)" = yes
+done
+wait_for 10 test -s /var/tmp/low.id || fail "job low did not start"
+check "a job with user = nobody runs as nobody ($(cat /var/tmp/low.id 2> /dev/null))" test "$(cat /var/tmp/low.id 2> /dev/null)" = nobody
+wait_for 10 test -s /home/j/wrote || fail "job writer did not write"
+check "a job writes to /etc and /home (no ProtectSystem, ProtectHome)" test -s /etc/cgpool-job-wrote -a -s /home/j/wrote
+
 # what systemd and the journal say about it
 st=$(systemctl show -p StatusText --value cgpoold)
 check "systemctl shows the daemon's STATUS ($st)" sh -c "echo '$st' | grep -q 'slots: .*running'"
@@ -131,6 +150,6 @@ check "good reload" systemctl reload cgpoold
 check "status still answers" "$CGPOOLCTL" status > /dev/null
 
 kill "$web" 2> /dev/null
-"$CGPOOLCTL" stop sup > /dev/null 2>&1
+for j in sup low writer; do "$CGPOOLCTL" stop $j > /dev/null 2>&1; done
 echo "survive: $T_PASSES passed, $T_FAILS failed"
 [ $T_FAILS -eq 0 ]
