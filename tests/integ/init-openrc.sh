@@ -30,7 +30,7 @@ fi
 PATH=$PATH:/sbin:/usr/sbin
 
 svc_in=${top_builddir:-.}/units/openrc/cgpoold
-[ -x "$svc_in" ] || hard_error "$svc_in is not built (make)"
+[ -x "$svc_in" ] || skip "$svc_in is not built here (make; the VMs have the installed tree only)"
 [ -f /etc/rc.conf ] || skip "no /etc/rc.conf: OpenRC is not installed as Debian's package installs it"
 
 # OpenRC's state and configuration for this test only (mount namespace)

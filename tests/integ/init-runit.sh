@@ -15,7 +15,7 @@ case $(readlink -f "$runsv") in
 esac
 command -v svlogd > /dev/null || skip "runit's svlogd is not installed"
 run=${top_builddir:-.}/units/runit/cgpoold/run
-[ -x "$run" ] || hard_error "$run is not built (make)"
+[ -x "$run" ] || skip "$run is not built here (make; the VMs have the installed tree only)"
 
 # the service directory as make install writes it, and its ./conf
 svc=$T_DIR/sv/cgpoold

@@ -13,7 +13,7 @@ for b in s6-svscan s6-supervise s6-svc s6-svstat s6-svscanctl s6-log; do
 	command -v "$b" > /dev/null || skip "s6's $b is not installed (apt-get install --no-install-recommends s6)"
 done
 run=${top_builddir:-.}/units/s6/cgpoold/run
-[ -x "$run" ] || hard_error "$run is not built (make)"
+[ -x "$run" ] || skip "$run is not built here (make; the VMs have the installed tree only)"
 
 # the service directory as make install writes it, and its ./conf
 scan=$T_DIR/scan
