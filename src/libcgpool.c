@@ -181,7 +181,7 @@ static int recv_message(struct cgpool *c, size_t *mlen)
 	size_t scanned = 0;
 
 	for (;;) {
-		char *nul = memchr(c->buf + scanned, '\0', c->len - scanned);
+		char *nul = c->len > scanned ? memchr(c->buf + scanned, '\0', c->len - scanned) : NULL;
 		ssize_t n;
 
 		if (nul) {

@@ -739,6 +739,7 @@ static void test_flush_dirty(void **state)
 	assert_int_equal(cgsim_charge_dirty(e->sim, path, 4 * MiB), 0);
 	lw.path = path;
 	ev_timer_init(&lw.t, writeback_cb, 0.2, 0.);
+	ev_now_update(e->loop); /* 200 ms from now, not from the loop's last wake-up */
 	ev_timer_start(e->loop, &lw.t);
 	res = retire1(e, "slot-1", mode);
 	assert_int_equal(lw.bytes, 4 * MiB);
