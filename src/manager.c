@@ -20,6 +20,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "retire.h"
+#include "state.h"
 #include "util.h"
 
 #define IFACE "io.cgpool.Manager"
@@ -117,18 +118,6 @@ static void permission_denied(struct manager *m, struct vl_call *call, const cha
 	reply_error(m, call, ERR("PermissionDenied"), json_pack("{s:s}", "reason", reason));
 }
 
-/* the resource keys the current run's Attach set */
-static json_t *run_limits_json(unsigned mask)
-{
-	json_t *a = json_array();
-	const char *name;
-
-	for (unsigned i = 0; a && (name = pool_resource_name(i)); i++)
-		if (mask & (1U << i))
-			json_array_append_new(a, json_string(name));
-	return a;
-}
-
 json_t *manager_slot_json(struct pool *pool, const struct slot *s)
 {
 	struct cg *cg = pool_cg(pool);
@@ -152,7 +141,7 @@ json_t *manager_slot_json(struct pool *pool, const struct slot *s)
 	json_object_set_new(j, "idle_since",
 			    s->state == SLOT_IDLE ? json_integer(s->idle_since_us) : json_null());
 	json_object_set_new(j, "released", s->key[0] ? json_boolean(s->released) : json_null());
-	json_object_set_new(j, "run_limits", s->run_limits ? run_limits_json(s->run_limits) : json_null());
+	json_object_set_new(j, "run_limits", s->run_limits ? state_run_limits_json(s->run_limits) : json_null());
 	return j;
 }
 

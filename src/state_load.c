@@ -34,8 +34,6 @@ static json_t *run_to_json(const struct run *r)
 			 (json_int_t)r->oom_base, "signal", r->signal, "unsupervised", r->unsupervised);
 }
 
-static json_t *run_limits_to_json(unsigned mask);
-
 /* the recent runs oldest first: at most SLOT_RECENT_RUNS of them */
 json_t *state_slot_to_json(const struct slot *s)
 {
@@ -53,10 +51,10 @@ json_t *state_slot_to_json(const struct slot *s)
 			 "class", s->class_name, "state", slot_state_name(s->state), "runs", (json_int_t)s->runs,
 			 "cgroup_id", (json_int_t)s->cgroup_id, "idle_since", (json_int_t)s->idle_since_us,
 			 "recent_runs", runs, "owner_uid", (json_int_t)s->owner_uid, "released", s->released,
-			 "run_limits", run_limits_to_json(s->run_limits));
+			 "run_limits", state_run_limits_json(s->run_limits));
 }
 
-static json_t *run_limits_to_json(unsigned mask)
+json_t *state_run_limits_json(unsigned mask)
 {
 	json_t *a = json_array();
 	const char *name;
