@@ -72,6 +72,8 @@ struct cg_fs_ops {
 	 * subdirectories of a cgroup directory (cgroupfs keeps a directory's
 	 * link count at 2 + its subdirectories), so walks skip the leaves. */
 	int (*subdirs)(void *ctx, const char *path, uint64_t *n);
+	/* Optional (NULL: sync(2)). Write dirty data back, machine-wide. */
+	void (*sync)(void *ctx);
 };
 extern const struct cg_fs_ops cg_fs_real;
 
@@ -207,6 +209,16 @@ struct cg_dying {
  * memory hierarchy), since v1 has no per-cgroup counter. Counters can lag
  * rmdir: poll them, never read once. */
 int cg_dying(struct cg *cg, struct cg_dying *out);
+/* [any thread] v2: sync(2), then take a memory cgroup offline, an empty one
+ * of our own (CG_WB_CLEANUP_NAME/offline below the pool root, made and
+ * removed at once; its live parent stays, and cg_dying leaves what dies
+ * below it out of the count). Each memcg going offline runs the kernel's
+ * clean-up of offline writeback structures again: clean inodes still
+ * attached to the writeback of a removed group move to the root's, which
+ * lets the group be freed. Without it such a group waits for the next memcg
+ * offline on the machine. -EOPNOTSUPP on v1 (no cgroup writeback there). */
+#define CG_WB_CLEANUP_NAME "cgpool-wb-cleanup"
+int cg_writeback_cleanup(struct cg *cg);
 /* v1 only: the pool root's local (not hierarchical) LRU bytes, which grow by
  * what a removed child held when the kernel reparents. -EOPNOTSUPP on v2. */
 int cg_root_local_lru(struct cg *cg, uint64_t *bytes);

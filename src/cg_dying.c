@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #define PROC_CGROUPS "/proc/cgroups"
 #define PROC_PRESSURE_MEMORY "/proc/pressure/memory"
@@ -30,6 +31,15 @@ static int dying_v2(struct cg *cg, struct cg_dying *out)
 	if (r < 0)
 		return r;
 	out->has_subsys = cg_keyed_u64(buf, "nr_dying_subsys_memory", &mem) == 0;
+	/* not ours to count: what cg_writeback_cleanup took offline */
+	if (cg_hpath(cg, cg->mem, CG_WB_CLEANUP_NAME, "cgroup.stat", path) == 0 &&
+	    cg_read(cg, path, buf, sizeof(buf)) >= 0) {
+		uint64_t d = 0, m = 0;
+		cg_keyed_u64(buf, "nr_dying_descendants", &d);
+		cg_keyed_u64(buf, "nr_dying_subsys_memory", &m);
+		desc -= d < desc ? d : desc;
+		mem -= m < mem ? m : mem;
+	}
 	out->descendants = desc;
 	out->memory = mem;
 	out->count = desc > mem ? desc : mem;
@@ -103,6 +113,33 @@ static int dying_v1(struct cg *cg, struct cg_dying *out)
 int cg_dying(struct cg *cg, struct cg_dying *out)
 {
 	return cg->info.memory_v2 ? dying_v2(cg, out) : dying_v1(cg, out);
+}
+
+int cg_writeback_cleanup(struct cg *cg)
+{
+	char dir[PATH_MAX], path[PATH_MAX];
+	int r;
+
+	if (!cg->info.memory_v2)
+		return -EOPNOTSUPP;
+	if (cg->ops->sync) /* a clean inode is moved; a dirty one stays */
+		cg->ops->sync(cg->ctx);
+	else
+		sync();
+	r = cg_hpath(cg, cg->mem, CG_WB_CLEANUP_NAME, NULL, dir);
+	if (r == 0 && (size_t)snprintf(path, sizeof(path), "%s/cgroup.subtree_control", dir) >= sizeof(path))
+		r = -ENAMETOOLONG;
+	if (r == 0 && (r = cg->ops->mkdir(cg->ctx, dir)) == -EEXIST)
+		r = 0;
+	if (r == 0) /* its child must be a memcg of its own */
+		r = cg->ops->write(cg->ctx, path, "+memory");
+	if (r == 0 && (size_t)snprintf(path, sizeof(path), "%s/offline", dir) >= sizeof(path))
+		r = -ENAMETOOLONG;
+	if (r == 0 && (r = cg->ops->mkdir(cg->ctx, path)) == -EEXIST)
+		r = 0; /* left by a daemon killed in between: it goes now */
+	if (r == 0)
+		r = cg->ops->rmdir(cg->ctx, path);
+	return r;
 }
 
 /* PSI per cgroup lives on cgroup2 even without the memory controller there:

@@ -166,7 +166,13 @@ void pool_removed_done(struct pool *p, struct slot *ghost)
 /* one slot's transition: a journal record; a snapshot in the background when due */
 void pool_save(struct pool *p, const struct slot *s)
 {
-	int r = state_put(p->state, s, p->next_id);
+	int r;
+
+	if (s == p->held) {
+		p->held_dirty = true;
+		return;
+	}
+	r = state_put(p->state, s, p->next_id);
 
 	if (r < 0)
 		log_err("state: cannot record slot %s in %s: %s", s->name, p->conf->daemon.state_dir, strerror(-r));
@@ -175,6 +181,22 @@ void pool_save(struct pool *p, const struct slot *s)
 		if (r < 0)
 			log_err("state: cannot start a snapshot in %s: %s", p->conf->daemon.state_dir, strerror(-r));
 	}
+}
+
+void pool_hold(struct pool *p, const struct slot *s)
+{
+	p->held = s;
+	p->held_dirty = false;
+}
+
+void pool_hold_end(struct pool *p)
+{
+	const struct slot *s = p->held;
+
+	p->held = NULL;
+	if (s && p->held_dirty)
+		pool_save(p, s);
+	p->held_dirty = false;
 }
 
 /* the key a slot serves: "" unbinds it */

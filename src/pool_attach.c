@@ -149,6 +149,7 @@ int pool_attach_req(struct pool *p, const struct attach_req *req, struct slot **
 	r = slot_for_key(p, key, req->class_name, req->owner, &s, &fresh);
 	if (r < 0)
 		return r;
+	pool_hold(p, s); /* a run's end and the next one's start: one record */
 	/* a run that ended a moment ago, before its event reached us (the
 	 * populated flag can lag the exit of the last process: trust an empty
 	 * cgroup.procs too) */
@@ -183,6 +184,7 @@ int pool_attach_req(struct pool *p, const struct attach_req *req, struct slot **
 	pool_slot_do(s, prev, act & ~SLOT_ACT_APPLY);
 	if (fresh || prev != next || (act & SLOT_ACT_RUN_START) || req->nlimits)
 		pool_save(p, s); /* an Attach to the running slot changes nothing kept */
+	pool_hold_end(p);
 	pool_fill_warm(p);
 	if (r == 0)
 		*out = s;
@@ -195,6 +197,7 @@ fail:
 		s->class_name[0] = '\0';
 		s->owner_uid = 0;
 	}
+	pool_hold_end(p);
 	return r;
 }
 

@@ -42,10 +42,19 @@ struct pool {
 	 * not given out, until verified again */
 	struct slot **removed;
 	size_t nremoved;
+	/* the slot of the request being served: its transitions are recorded
+	 * once, when the request is done (held_dirty: one is due) */
+	const struct slot *held;
+	bool held_dirty;
 };
 
-/* persist one slot's content after a transition (a journal record) */
+/* persist one slot's content after a transition (a journal record); for
+ * the held slot, when pool_hold_end is called */
 void pool_save(struct pool *p, const struct slot *s);
+/* the transitions of s within one request make one record (pool_hold_end
+ * writes it, before the client hears of the request) */
+void pool_hold(struct pool *p, const struct slot *s);
+void pool_hold_end(struct pool *p);
 /* a removed slot verified again: it leaves the state */
 void pool_removed_done(struct pool *p, struct slot *ghost);
 /* write every slot's content at once (a snapshot, at start-up) */

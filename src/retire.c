@@ -25,6 +25,9 @@
 #define SETTLE_READS_MAX 20       /* ... before a baseline is taken, within this many */
 #define REQUEUE_S 0.01            /* the work queue was full: try the write again this much later */
 #define FLUSH_POLL_S 0.05         /* a flushing slot's dirty and writeback counters read this often */
+#define WB_CLEANUP_AFTER_S 1.0    /* a removed group still dying this long (or a quarter of its
+				   * verify_timeout, if less): writeback clean-up (v2) */
+#define WB_CLEANUP_GAP_S 5.0      /* at most one writeback clean-up this often */
 
 enum phase { PH_QUEUED, PH_FLUSH, PH_DRAIN, PH_RMDIR, PH_VERIFY, PH_CANCELLED /* a write of it still runs */ };
 
@@ -48,6 +51,7 @@ struct job {
 	enum phase phase;
 	bool is_probe;
 	bool drained_any;
+	bool wb_cleaned;       /* a writeback clean-up ran for it (at most one) */
 	uint64_t verify_timeout_ms;
 	int64_t start_us, rmdir_us, deadline_us;
 	unsigned eagain, tries, settle_reads;
@@ -84,6 +88,8 @@ struct retire {
 	unsigned writes;    /* in flight on the work pool */
 	unsigned rmdirs;    /* of which rmdirs */
 	bool syncing;       /* a sync(2) in flight on the work pool, for every flushing slot */
+	bool wb_cleaning;   /* a writeback clean-up in flight on the work pool */
+	int64_t wb_clean_us; /* when the last one began */
 	struct retire_stats stats;
 };
 
@@ -336,6 +342,63 @@ static struct job *first_expired(struct retire *r, int64_t now)
 	return NULL;
 }
 
+/* A removed group can be held by the kernel's writeback structures rather
+ * than by pages: an inode whose writeback the group owned (often the
+ * filesystem's metadata, the block device's inode) leaves the group only
+ * while clean, and only when the clean-up that runs at every memcg offline
+ * gets to it. On a quiet machine that is the next removal, whenever it
+ * comes. So a group still dying WB_CLEANUP_AFTER_S after its rmdir gets one
+ * clean-up: sync(2), then an empty memcg of our own taken offline (v2). */
+static int wb_cleanup_fn(void *arg)
+{
+	struct retire *r = arg;
+
+	return cg_writeback_cleanup(r->cg);
+}
+
+static void wb_cleanup_done(int e, void *arg)
+{
+	struct retire *r = arg;
+
+	r->wb_cleaning = false;
+	if (e < 0)
+		log_warn("retire: writeback clean-up (%s below the pool root): %s", CG_WB_CLEANUP_NAME,
+			 strerror(-e));
+	if (count_phase(r, PH_VERIFY) == 0)
+		return;
+	r->backoff = VERIFY_FIRST_S; /* what it freed shows soon */
+	ev_timer_stop(r->loop, &r->verify_timer);
+	ev_timer_set(&r->verify_timer, VERIFY_FIRST_S, 0.);
+	ev_timer_start(r->loop, &r->verify_timer);
+}
+
+static void maybe_wb_cleanup(struct retire *r, int64_t now)
+{
+	unsigned due = 0;
+
+	if (!cg_get_info(r->cg)->memory_v2 || r->wb_cleaning ||
+	    (r->wb_clean_us && now - r->wb_clean_us < (int64_t)(WB_CLEANUP_GAP_S * 1e6)))
+		return;
+	for (struct job *j = r->jobs; j; j = j->next) {
+		int64_t after = (int64_t)(WB_CLEANUP_AFTER_S * 1e6), quarter = (int64_t)j->verify_timeout_ms * 250;
+
+		if (quarter < after)
+			after = quarter;
+		if (j->phase == PH_VERIFY && !j->wb_cleaned && now - j->rmdir_us >= after) {
+			j->wb_cleaned = true;
+			due++;
+		}
+	}
+	if (!due)
+		return;
+	log_info("retire: %u removed group%s still dying: writing back dirty data and running the kernel's "
+		 "writeback clean-up", due, due == 1 ? "" : "s");
+	r->wb_clean_us = now;
+	r->wb_cleaning = r->work && work_submit(r->work, wb_cleanup_fn, wb_cleanup_done, r) == 0;
+	if (!r->wb_cleaning) /* no work pool (tests), or a full queue: here */
+		wb_cleanup_done(wb_cleanup_fn(r), r);
+}
+
 static void verify_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
 	struct retire *r = w->data;
@@ -382,6 +445,8 @@ static void verify_cb(struct ev_loop *loop, ev_timer *w, int revents)
 		n--;
 	}
 	r->verifying = false;
+	if (n > 0)
+		maybe_wb_cleanup(r, now);
 	if (n == 0) {
 		r->settled = d.count;
 		r->settled_valid = r->rmdirs == 0;
@@ -856,6 +921,8 @@ void retire_free(struct retire *r)
 		work_cancel(r->work, write_done, write_ours, r);
 	if (r->syncing)
 		work_cancel(r->work, sync_done, NULL, NULL);
+	if (r->wb_cleaning)
+		work_cancel(r->work, wb_cleanup_done, NULL, NULL);
 	while (r->jobs) {
 		struct job *j = r->jobs;
 		r->jobs = j->next;

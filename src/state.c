@@ -15,8 +15,9 @@
  * order, the last record of a slot winning (state_load.c). A version 1
  * state.json (one file rewritten whole, no journals) loads as a snapshot.
  *
- * Crash safety. A transition costs one record: one write(2) of one line to
- * the current journal (O_APPEND), done before the client hears of it. The
+ * Crash safety. A transition costs one record (an Attach one for all of its
+ * slot's transitions): one write(2) of one line to the current journal
+ * (O_APPEND), done before the client hears of it. The
  * state dir lives on /run, a tmpfs: what write(2) returned for is in the
  * page cache, which survives the daemon (kill -9 included) but not a
  * reboot, and the state is of no use after a reboot (the cgroups are gone
@@ -145,15 +146,21 @@ static int write_line(int fd, const char *buf, size_t len)
 	return (size_t)n == len ? 0 : -EIO;
 }
 
-/* json + '\n' in buf (of size *len), or in a new allocation */
+/* json + '\n' in buf (of size *len), or in a new allocation: serialized
+ * once when it fits */
 static char *record_text(json_t *rec, char *buf, size_t *len)
 {
-	size_t need = json_dumpb(rec, NULL, 0, JSON_COMPACT);
-	char *text = need + 1 <= *len ? buf : malloc(need + 1);
+	size_t need = json_dumpb(rec, buf, *len - 1, JSON_COMPACT);
+	char *text = buf;
 
-	if (!need || !text)
+	if (!need)
 		return NULL;
-	json_dumpb(rec, text, need, JSON_COMPACT);
+	if (need + 1 > *len) {
+		text = malloc(need + 1);
+		if (!text)
+			return NULL;
+		json_dumpb(rec, text, need, JSON_COMPACT);
+	}
 	text[need] = '\n';
 	*len = need + 1;
 	return text;

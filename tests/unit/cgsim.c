@@ -119,6 +119,14 @@ static int op_rmdir(void *ctx, const char *path)
 	return op_end(sim, i, r);
 }
 
+static void op_sync(void *ctx)
+{
+	struct cgsim *sim = ctx;
+	SIM_LOCKED(sim);
+
+	sim_sync(sim);
+}
+
 static ssize_t op_read(void *ctx, const char *path, char *buf, size_t len)
 {
 	struct cgsim *sim = ctx;
@@ -336,6 +344,7 @@ struct cgsim *cgsim_new(const struct cgsim_opts *opts)
 	sim->ops = (struct cg_fs_ops){
 		.mkdir = op_mkdir, .rmdir = op_rmdir, .read = op_read, .write = op_write, .inode = op_inode,
 		.list_dirs = op_list, .open = sim->o.open ? op_open : NULL, .watch = sim->o.watch ? op_watch : NULL,
+		.sync = op_sync,
 	};
 	sim_sync_events(sim);
 	return sim;

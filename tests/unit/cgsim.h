@@ -203,6 +203,15 @@ uint64_t cgsim_drop_cache(struct cgsim *sim, const char *path);
 uint64_t cgsim_drop_anon(struct cgsim *sim, const char *path);
 uint64_t cgsim_writeback(struct cgsim *sim, const char *path);
 int cgsim_oom_kill(struct cgsim *sim, const char *path); /* memory.events oom, oom_kill += 1 */
+/* An inode whose writeback is attached to path's memcg (v2 cgroup
+ * writeback), dirty or clean. Once the group is dying it stays pinned by it
+ * until a memcg goes offline (any rmdir in the memory hierarchy, its own
+ * included) while the inode is clean; ops->sync (cg_fs_ops) cleans every
+ * inode. The block device's inode, whose metadata pages many groups dirty,
+ * is the real one. */
+int cgsim_attach_inode(struct cgsim *sim, const char *path, bool dirty);
+/* ops->sync calls so far */
+unsigned cgsim_syncs(const struct cgsim *sim);
 
 struct cgsim_mem {
 	uint64_t file, anon, dirty;    /* local: charged to this group itself */

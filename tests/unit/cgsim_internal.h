@@ -56,6 +56,8 @@ struct node {
 	unsigned subtree; /* v2 subtree_control */
 	uint64_t file, anon, dirty, peak, oom, reclaimed;
 	uint64_t wb;     /* dying, reparented: dirty bytes whose writeback still pins it */
+	unsigned inodes; /* inodes whose writeback is attached to this memcg ... */
+	bool inodes_dirty; /* ... and whether they are dirty (cgsim_attach_inode) */
 	unsigned reclaim_calls, npop;
 	bool pop_seen;
 	char *val[NFILES];    /* stored settings, NULL: the default */
@@ -112,6 +114,7 @@ struct cgsim {
 	char *hook_pat;
 	cgsim_write_fn hook;
 	void *hook_ud;
+	unsigned syncs; /* ops->sync calls */
 };
 
 struct sb {
@@ -152,6 +155,8 @@ void sim_sync_events(struct cgsim *sim);
 void sim_pfd_refresh(struct cgsim *sim);
 uint64_t sim_reclaim(struct node *n, uint64_t want);
 int sim_mkdir_at(struct cgsim *sim, const char *path);
+/* ops->sync: every attached inode turns clean */
+void sim_sync(struct cgsim *sim);
 int sim_rmdir_node(struct cgsim *sim, struct node *n);
 int sim_peak_fd(struct cgsim *sim, struct node *n);
 uint64_t sim_proc_exit(struct cgsim *sim, pid_t pid);

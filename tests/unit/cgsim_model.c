@@ -182,7 +182,7 @@ uint64_t sim_current(const struct node *n)
 
 static bool pinned(const struct node *n)
 {
-	return (n->css & C_MEMORY) && n->file + n->anon + n->wb > 0;
+	return (n->css & C_MEMORY) && (n->file + n->anon + n->wb > 0 || (n->dying && n->inodes));
 }
 
 static bool freeable(const struct node *n)
@@ -414,6 +414,23 @@ int sim_mkdir_at(struct cgsim *sim, const char *path)
 	return sim_node_new(sim, h, p, slash + 1) ? 0 : -ENOMEM;
 }
 
+/* a memcg went offline: the clean inodes attached to dying groups move to
+ * the root's writeback (cgsim.h) */
+static void offline_cleanup(struct node *n)
+{
+	if (n->dying && n->inodes && !n->inodes_dirty)
+		n->inodes = 0;
+	for (size_t i = 0; i < n->nkids; i++)
+		offline_cleanup(n->kids[i]);
+}
+
+static void inodes_clean(struct node *n)
+{
+	n->inodes_dirty = false;
+	for (size_t i = 0; i < n->nkids; i++)
+		inodes_clean(n->kids[i]);
+}
+
 /* the cgroup leaves the namespace and dies (cgsim.h) */
 int sim_rmdir_node(struct cgsim *sim, struct node *n)
 {
@@ -438,6 +455,8 @@ int sim_rmdir_node(struct cgsim *sim, struct node *n)
 		to->dirty += n->dirty;
 		n->file = n->anon = n->dirty = 0;
 	}
+	if ((n->css & C_MEMORY) && n->h->v2)
+		offline_cleanup(n->h->root);
 	sim_reap(sim, p, false);
 	return 0;
 }
@@ -764,6 +783,31 @@ uint64_t cgsim_writeback(struct cgsim *sim, const char *path)
 {
 	SIM_LOCKED(sim);
 	return drop_at(sim, path, DROP_DIRTY);
+}
+
+int cgsim_attach_inode(struct cgsim *sim, const char *path, bool dirty)
+{
+	SIM_LOCKED(sim);
+	struct node *n = mem_node(sim, path);
+
+	if (!n)
+		return -ENOENT;
+	n = memcg_of(n);
+	n->inodes++;
+	n->inodes_dirty = dirty;
+	return 0;
+}
+
+unsigned cgsim_syncs(const struct cgsim *sim)
+{
+	return sim->syncs;
+}
+
+void sim_sync(struct cgsim *sim)
+{
+	for (unsigned k = 0; k < sim->nh; k++)
+		inodes_clean(sim->h[k].root);
+	sim->syncs++;
 }
 
 int cgsim_oom_kill(struct cgsim *sim, const char *path)

@@ -751,6 +751,39 @@ static void test_flush_dirty(void **state)
 		expect_res("flushed", &res, &(struct expect){ OUTCOME_DRAINED, 0, 4 * MiB, true });
 }
 
+/* A removed group held by an inode's writeback (attached to it and dirty
+ * when it went offline): on v2 the engine writes back and takes an empty
+ * memcg offline, which frees it well within verify_timeout; without that it
+ * would stay pinned (checked first: no clean-up in the first moments). On v1
+ * there is no cgroup writeback, and no clean-up. */
+static void test_wb_cleanup(void **state)
+{
+	struct env *e = *state;
+	struct retire_result res;
+	struct done d = { 0 };
+
+	env_open_prm(e);
+	make_slot(e, "slot-1", 4 * MiB, 0);
+	assert_int_equal(cgsim_attach_inode(e->sim, cgpath(e, "slot-1"), true), 0);
+	start(e, "slot-1", RETIRE_REPARENT, &d);
+	pump(e, 0.03);
+	assert_int_equal(d.calls, 0); /* still dying, no clean-up yet */
+	assert_true(wait_done(e, &d, 1, 10.0));
+	res = d.res;
+	if (v1(e)) {
+		expect_res("v1", &res, &(struct expect){ OUTCOME_REPARENTED, 4 * MiB, 0, true });
+		assert_int_equal(cgsim_syncs(e->sim), 0);
+		assert_int_equal(cgsim_calls(e->sim, CGSIM_OP_RMDIR, "*/" CG_WB_CLEANUP_NAME "/offline"), 0);
+		return;
+	}
+	expect_res("inode's writeback", &res, &(struct expect){ OUTCOME_REPARENTED, 4 * MiB, 0, true });
+	assert_true(res.elapsed_ms < VERIFY_MS);
+	assert_int_equal(cgsim_syncs(e->sim), 1);
+	assert_int_equal(cgsim_calls(e->sim, CGSIM_OP_RMDIR, "*/" CG_WB_CLEANUP_NAME "/offline"), 1);
+	assert_false(cgsim_exists(e->sim, cgpath(e, CG_WB_CLEANUP_NAME "/offline")));
+	assert_int_equal(cgsim_dying(e->sim, NULL, NULL), 0);
+}
+
 /* A verdict's callback starts the next retirement while the others of that
  * reading are still being attributed: the new one must not be taken for one
  * the reading saw freed. slot-a (empty) and slot-b (8M clean cache) go
@@ -1078,6 +1111,7 @@ int main(void)
 		T(test_baseline_after_pinned_freed, v2_pin), T(test_baseline_after_pinned_freed, hy_pin),
 		T(test_rate, v2_rep),
 		T(test_flush_dirty, v2_rep), T(test_flush_dirty, v2_pin), T(test_flush_dirty, hy_pin),
+		T(test_wb_cleanup, v2_rep), T(test_wb_cleanup, hy_rep),
 		T(test_probe, v2_rep), T(test_probe, hy_rep), T(test_probe, v2_pin),
 		T(test_probe_uncharged, v2_rep),
 		T(test_slow_rmdir_loop_runs, v2_pin), T(test_slow_rmdir_loop_runs, hy_rep),

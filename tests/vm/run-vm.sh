@@ -288,6 +288,17 @@ for name in $NAMES; do
 	esac
 	summary="$summary
   $name: $r"
+	# a failed payload's own FAIL and ERROR lines, under its result (the
+	# console log above them can be cut short where it is quoted)
+	case $r in
+	FAIL*)
+		lines=$(awk -v n="$name" '$1 == "VMTEST-BEGIN" && $2 == n { on = 1; next }
+			on && $1 == "VMTEST" && $2 == n { exit }
+			on && /^(FAIL|ERROR)/ { print "    " $0 }' "$WORK/console.txt" | head -n 10)
+		[ -z "$lines" ] || summary="$summary
+$lines"
+		;;
+	esac
 done
 if grep -q '^VMERROR' "$WORK/console.txt"; then
 	status=1
