@@ -132,6 +132,48 @@ static void test_back_to_back(void **state)
 	assert_int_equal(s->runs, 3);
 }
 
+/* records ("put" lines) in the state dir's journals */
+static unsigned journal_puts(struct env *e)
+{
+	char cmd[PATH_MAX + 64], line[16] = "";
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "cat %s/journal.* 2>/dev/null | grep -c '\"put\"'", e->state_dir);
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(line, sizeof(line), f));
+	pclose(f);
+	return (unsigned)atoi(line);
+}
+
+/* An Attach that finds the last run ended and starts the next writes one
+ * record for the slot, and it holds both: a daemon started from it has the
+ * first run closed and the second running. */
+static void test_attach_one_record(void **state)
+{
+	struct env *e = *state;
+	struct slot *s;
+	unsigned before;
+	pid_t p1;
+
+	env_start(e);
+	p1 = spawn(e, "/");
+	s = attach1(e, "job", p1);
+	assert_int_equal(cgsim_exit(e->sim, p1), 0);
+	before = journal_puts(e);
+	assert_ptr_equal(attach1(e, "job", spawn(e, "/")), s);
+	assert_int_equal(journal_puts(e), before + 1);
+	env_stop(e);
+	env_start(e);
+	s = pool_find(e->pool, "job");
+	assert_non_null(s);
+	assert_int_equal(s->state, SLOT_RUNNING);
+	assert_int_equal(s->runs, 2);
+	assert_int_equal(s->nrecent, 2);
+	assert_true(s->recent[0].ended_us > 0);
+	assert_int_equal(slot_last_run(s)->ended_us, 0);
+}
+
 static int collect_key(struct slot *s, void *ud)
 {
 	char *keys = ud;
@@ -917,7 +959,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		BOTH(test_warm_at_start),
 		BOTH(test_bind_and_restart),
-		BOTH(test_back_to_back),
+		BOTH(test_back_to_back), BOTH(test_attach_one_record),
 		BOTH(test_max_slots),
 		BOTH(test_bad_pid),
 		BOTH(test_bad_pid_class),
