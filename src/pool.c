@@ -481,10 +481,20 @@ void pool_act_apply(struct slot *s)
 		apply_list(s, job->res, job->nres);
 }
 
-static void act_run_start(struct slot *s)
+/* " (idle -> running)": the transition a run line stands for */
+static const char *transition(const struct slot *s, enum slot_state prev, char *buf, size_t len)
+{
+	if (prev == s->state)
+		return "";
+	snprintf(buf, len, " (%s -> %s)", slot_state_name(prev), slot_state_name(s->state));
+	return buf;
+}
+
+static void act_run_start(struct slot *s, enum slot_state prev)
 {
 	struct run *run = &s->recent[s->nrecent % SLOT_RECENT_RUNS];
 	struct cg_memory mem;
+	char tr[64];
 
 	memset(run, 0, sizeof(*run));
 	run->started_us = now_real_us();
@@ -496,13 +506,15 @@ static void act_run_start(struct slot *s)
 	s->runs++;
 	log_event(LOG_INFO, &(struct log_fields){ .key = s->key, .slot = s->name, .event = LOG_EV_RUN_START,
 						 .run = s->runs },
-		  "slot %s (%s): run %llu started", s->name, s->key, (unsigned long long)s->runs);
+		  "slot %s (%s): run %llu started%s", s->name, s->key, (unsigned long long)s->runs,
+		  transition(s, prev, tr, sizeof(tr)));
 }
 
-static void act_run_end(struct slot *s)
+static void act_run_end(struct slot *s, enum slot_state prev)
 {
 	struct run *run = slot_cur_run(s);
 	struct cg_memory mem;
+	char tr[64];
 
 	if (!run || run->ended_us)
 		return;
@@ -514,9 +526,10 @@ static void act_run_end(struct slot *s)
 	cg_slot_peak_close(s->pool->cg, s->name); /* no fd kept for slots that run nothing */
 	log_event(LOG_INFO, &(struct log_fields){ .key = s->key, .slot = s->name, .event = LOG_EV_RUN_END,
 						 .run = s->runs },
-		  "slot %s (%s): run %llu ended after %.3f s, peak %llu bytes, %llu oom kills", s->name, s->key,
+		  "slot %s (%s): run %llu ended after %.3f s, peak %llu bytes, %llu oom kills%s", s->name, s->key,
 		  (unsigned long long)s->runs, (run->ended_us - run->started_us) / 1e6,
-		  (unsigned long long)run->memory_peak, (unsigned long long)run->oom_kills);
+		  (unsigned long long)run->memory_peak, (unsigned long long)run->oom_kills,
+		  transition(s, prev, tr, sizeof(tr)));
 }
 
 void pool_idle_timer(struct slot *s, double after)
@@ -626,13 +639,13 @@ void pool_slot_do(struct slot *s, enum slot_state prev, unsigned act)
 	if (act & SLOT_ACT_ORPHAN)
 		act_orphan(s);
 	if (act & SLOT_ACT_RUN_END)
-		act_run_end(s);
+		act_run_end(s, prev);
 	if (act & SLOT_ACT_STOP_TIMER)
 		ev_timer_stop(s->pool->loop, &s->idle_timer);
 	if (act & SLOT_ACT_APPLY)
 		pool_act_apply(s);
 	if (act & SLOT_ACT_RUN_START)
-		act_run_start(s);
+		act_run_start(s, prev);
 	if (act & SLOT_ACT_IDLE_TIMER)
 		pool_idle_timer(s, s->pool->conf->pool.idle_timeout_ms / 1000.);
 	if (act & SLOT_ACT_SCRUB)
@@ -652,7 +665,7 @@ void pool_slot_event(struct slot *s, enum slot_event ev)
 	if (ev == SLOT_EV_IDLE_TIMEOUT)
 		s->retire_mode = p->conf->retire.mode;
 	pool_slot_enter(s, next, act);
-	if (prev != next)
+	if (prev != next && !(act & (SLOT_ACT_RUN_END | SLOT_ACT_RUN_START))) /* a run's line says it */
 		log_event(LOG_INFO, &(struct log_fields){ .key = s->key, .slot = s->name },
 			  "slot %s (%s): %s -> %s on %s", s->name, s->key[0] ? s->key : "-", slot_state_name(prev),
 			  slot_state_name(next), slot_event_name(ev));

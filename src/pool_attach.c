@@ -176,7 +176,7 @@ int pool_attach_req(struct pool *p, const struct attach_req *req, struct slot **
 	 * the caller still hears of the error */
 	if (r < 0 && moved == 0)
 		goto fail;
-	if (s->state != next)
+	if (s->state != next && !(act & SLOT_ACT_RUN_START)) /* the run's line says it */
 		log_info("slot %s (%s): %s -> %s on attach", s->name, key, slot_state_name(s->state),
 			 slot_state_name(next));
 	enum slot_state prev = s->state;
