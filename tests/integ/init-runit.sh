@@ -43,38 +43,12 @@ show_log() { echo "--- cgpoold's log (svlogd)"; cat "$T_DIR/log/current" 2>/dev/
 trap 'stop_runsv; cleanup' EXIT
 
 svc_pid() { cat "$svc/supervise/pid" 2>/dev/null; }
-restarted() { p=$(svc_pid); [ -n "$p" ] && [ "$p" != "$1" ] && daemon_up; }
-
-wait_for 10 daemon_up || { show_log; hard_error "runsv did not bring cgpoold up"; }
-pid1=$(svc_pid)
-check "runsv runs cgpoold (pid $pid1)" [ "$(cat "/proc/$pid1/comm" 2>/dev/null)" = cgpoold ]
-job_start web || { show_log; finish; exit; }
-
-kill -9 "$pid1"
-check "runsv starts cgpoold again after kill -9" wait_for 15 restarted "$pid1"
-pid2=$(svc_pid)
-job_check "after kill -9 of cgpoold and runsv's restart (pid $pid2)"
-
-sv -w 10 down "$svc" > /dev/null 2>&1
-check "sv down stops cgpoold" wait_for 10 pid_gone "$pid2"
-check "sv down: the daemon no longer answers" daemon_down
-job_check "after sv down"
-sv up "$svc" > /dev/null 2>&1
-check "sv up starts cgpoold again" wait_for 10 daemon_up
-job_check "after sv up"
-check "cgpoold's log lines reach svlogd" grep -q . "$T_DIR/log/current"
-
-# a configuration error (exit 78) keeps the service down (finish), the job runs on
-echo "bogus = 1" >> "$T_DIR/cgpool.conf"
-pid3=$(svc_pid)
-sv restart "$svc" > /dev/null 2>&1
+svc_down() { sv -w 10 down "$svc" > /dev/null 2>&1; }
+svc_up() { sv up "$svc" > /dev/null 2>&1; }
+svc_restart() { sv restart "$svc" > /dev/null 2>&1; }
 held_down() { s=$(sv status "$svc" 2>/dev/null); case $s in down:*'normally up'*'want up'*) return 1 ;; down:*'normally up'*) return 0 ;; esac; return 1; }
-check "after a configuration error finish keeps cgpoold down" wait_for 10 held_down
-sleep 2
-check "runsv did not start it again" held_down
-job_check "after cgpoold refused its configuration"
 
-job_stop
+supervised_by runsv "sv down" "sv up" svlogd
 stop_runsv
 [ "$T_FAILS" -eq 0 ] || show_log
 finish

@@ -43,37 +43,12 @@ show_log() { echo "--- cgpoold's log (s6-log)"; cat "$T_DIR/log/current" 2>/dev/
 trap 'stop_s6; cleanup' EXIT
 
 svc_pid() { p=$(s6-svstat -p "$svc" 2>/dev/null) && [ "$p" != -1 ] && [ "$p" != 0 ] && echo "$p"; }
-restarted() { p=$(svc_pid); [ -n "$p" ] && [ "$p" != "$1" ] && daemon_up; }
-
-wait_for 10 daemon_up || { show_log; hard_error "s6 did not bring cgpoold up"; }
-pid1=$(svc_pid)
-check "s6-supervise runs cgpoold (pid $pid1)" [ "$(cat "/proc/$pid1/comm" 2>/dev/null)" = cgpoold ]
-job_start web || { show_log; finish; exit; }
-
-kill -9 "$pid1"
-check "s6-supervise starts cgpoold again after kill -9" wait_for 15 restarted "$pid1"
-pid2=$(svc_pid)
-job_check "after kill -9 of cgpoold and s6's restart (pid $pid2)"
-
-s6-svc -d "$svc"
-check "s6-svc -d stops cgpoold" wait_for 10 pid_gone "$pid2"
-check "s6-svc -d: the daemon no longer answers" daemon_down
-job_check "after s6-svc -d"
-s6-svc -u "$svc"
-check "s6-svc -u starts cgpoold again" wait_for 10 daemon_up
-job_check "after s6-svc -u"
-check "cgpoold's log lines reach s6-log" grep -q 'cgpoold: ' "$T_DIR/log/current"
-
-# a configuration error (exit 78) keeps the service down (finish), the job runs on
-echo "bogus = 1" >> "$T_DIR/cgpool.conf"
-s6-svc -r "$svc"
+svc_down() { s6-svc -d "$svc"; }
+svc_up() { s6-svc -u "$svc"; }
+svc_restart() { s6-svc -r "$svc"; }
 held_down() { s=$(s6-svstat "$svc" 2>/dev/null); case $s in down*'want up'*) return 1 ;; down*) return 0 ;; esac; return 1; }
-check "after a configuration error finish keeps cgpoold down" wait_for 10 held_down
-sleep 2
-check "s6-supervise did not start it again" held_down
-job_check "after cgpoold refused its configuration"
 
-job_stop
+supervised_by s6-supervise "s6-svc -d" "s6-svc -u" s6-log
 stop_s6
 [ "$T_FAILS" -eq 0 ] || show_log
 finish

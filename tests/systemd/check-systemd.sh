@@ -15,16 +15,6 @@ here=$(cd "$(dirname "$0")" && pwd)
 [ "$(id -u)" = 0 ] || { say "SKIP: needs root (qemu, debootstrap, the caches)"; exit 77; }
 [ $# -gt 0 ] || set -- ${CGPOOL_VM_KERNEL:-stable unstable}
 
-failed= skipped= passed=
-for k in "$@"; do
-	sh "$here/run-systemd-vm.sh" "$k" "$here/smoke.sh" "$here/survive.sh"
-	case $? in
-	0) passed="$passed $k" ;;
-	77) skipped="$skipped $k" ;;
-	*) failed="$failed $k" ;;
-	esac
-done
-say "passed on:${passed:- none}; failed on:${failed:- none}; not run on:${skipped:- none}"
-[ -z "$failed" ] || exit 1
-[ -z "$skipped" ] || exit 77
-exit 0
+. "$here/../vm/results.sh"
+run_kernel() { sh "$here/run-systemd-vm.sh" "$1" "$here/smoke.sh" "$here/survive.sh"; }
+vm_each_kernel check-systemd run_kernel "$@"

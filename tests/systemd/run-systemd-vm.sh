@@ -219,34 +219,7 @@ t1=$(date +%s)
 [ -n "${CGPOOL_VM_LOG:-}" ] && cp "$LOG" "$CGPOOL_VM_LOG"
 
 # ---- results
-tr -d '\r' < "$LOG" | sed 's/\x1b\[[0-9;?]*[A-Za-z]//g; s/\x1bc//g' > "$WORK/console.txt"
-status=0
-summary=
-for name in $NAMES; do
-	rc=$(awk -v n="$name" '$1 == "VMTEST" && $2 == n && NF == 3 { print $3 }' "$WORK/console.txt" | tail -n 1)
-	case $rc in
-	0) r=PASS ;;
-	77) r=SKIP ;;
-	"") r="FAIL (no result: the VM stopped or timed out first)"; status=1 ;;
-	*) r="FAIL (exit $rc)"; status=1 ;;
-	esac
-	summary="$summary
-  $name: $r"
-done
-if grep -q '^VMERROR' "$WORK/console.txt"; then
-	status=1
-	summary="$summary
-  guest setup: $(sed -n 's/^VMERROR //p' "$WORK/console.txt" | head -n 1)"
-fi
-[ $qrc -eq 124 ] || [ $qrc -eq 137 ] && summary="$summary
-  qemu killed after ${VM_TIMEOUT}s"
-
-if [ $status -eq 0 ]; then
-	sed -n '/^VMTEST-BEGIN /,/^VMTEST [^ ]* [0-9]*$/{p;d}; /^VM[A-Z]* /p' "$WORK/console.txt"
-else
-	echo "---- console log"
-	cat "$WORK/console.txt"
-	echo "---- end of console log"
-fi
+. "$HERE/../vm/results.sh"
+vm_results "$LOG" "$qrc"
 say "$RELEASE: image $((T_IMAGE - T_START)) s, build $((T_BUILD - T_IMAGE)) s, boot and payloads $((t1 - t0)) s, total $(($(date +%s) - T_START)) s (qemu exit $qrc)$summary"
 exit $status

@@ -6,18 +6,9 @@
 # answers, a command runs in a slot, and the layout is printed: where the
 # daemon and the slots live.
 # survive.sh checks what happens to jobs when the daemon goes.
-T_FAILS=0
-T_PASSES=0
-fail() { echo "FAIL: $*"; T_FAILS=$((T_FAILS + 1)); }
-pass() { echo "ok: $*"; T_PASSES=$((T_PASSES + 1)); }
-check() { d=$1; shift; if "$@"; then pass "$d"; else fail "$d"; fi; }
-show() { echo "---- $*"; "$@" 2>&1 | sed 's/^/  /'; }
+. "${top_srcdir:-/src}/tests/systemd/lib.sh"
 
-[ "$(cat /proc/1/comm)" = systemd ] || { echo "SKIP: smoke: PID 1 is $(cat /proc/1/comm), not systemd (run it with run-systemd-vm.sh)"; exit 77; }
 pass "PID 1 is systemd ($(systemctl --version | head -n 1))"
-CGPOOLD=${CGPOOLD:-/usr/sbin/cgpoold}
-CGPOOLCTL=${CGPOOLCTL:-/usr/bin/cgpoolctl}
-SRC=${top_srcdir:-/src}
 
 state=$(timeout 60 systemctl is-system-running --wait 2>&1)
 case $state in
@@ -74,5 +65,4 @@ if [ -n "$ucg" ] && [ -d "$CG$ucg" ]; then
 fi
 show "$CGPOOLCTL" list
 
-echo "smoke: $T_PASSES passed, $T_FAILS failed"
-[ $T_FAILS -eq 0 ]
+finish

@@ -9,19 +9,8 @@
 # status says so. The slots live in cgpoold-slots.scope, the service cgroup
 # holds the daemon alone. systemctl reload with a bad config keeps the
 # daemon and its config, and the journal names FILE:LINE.
-T_FAILS=0
-T_PASSES=0
-fail() { echo "FAIL: $*"; T_FAILS=$((T_FAILS + 1)); }
-pass() { echo "ok: $*"; T_PASSES=$((T_PASSES + 1)); }
-check() { d=$1; shift; if "$@"; then pass "$d"; else fail "$d"; fi; }
-show() { echo "---- $*"; "$@" 2>&1 | sed 's/^/  /'; }
-json() { sed -n "s/.*\"$1\": *\"\{0,1\}\([^\",}]*\)\"\{0,1\}[,}].*/\1/p" | head -n 1; }
-wait_for() { n=$(($1 * 10)); shift; while ! "$@"; do n=$((n - 1)); [ $n -gt 0 ] || return 1; sleep 0.1; done; }
+. "${top_srcdir:-/src}/tests/systemd/lib.sh"
 
-[ "$(cat /proc/1/comm)" = systemd ] || { echo "SKIP: survive: PID 1 is not systemd"; exit 77; }
-CGPOOLD=${CGPOOLD:-/usr/sbin/cgpoold}
-CGPOOLCTL=${CGPOOLCTL:-/usr/bin/cgpoolctl}
-SRC=${top_srcdir:-/src}
 CG=/sys/fs/cgroup
 timeout 60 systemctl is-system-running --wait > /dev/null 2>&1
 
@@ -151,5 +140,4 @@ check "status still answers" "$CGPOOLCTL" status > /dev/null
 
 kill "$web" 2> /dev/null
 for j in sup low writer; do "$CGPOOLCTL" stop $j > /dev/null 2>&1; done
-echo "survive: $T_PASSES passed, $T_FAILS failed"
-[ $T_FAILS -eq 0 ]
+finish

@@ -55,29 +55,15 @@ else
 fi
 
 # ---- each kernel
-failed=
-skipped=
-passed=
-for k in "$@"; do
-	case $k in
+. "$here/results.sh"
+run_kernel() {
+	case $1 in
 	stable | unstable)
-		if ! sh "$here/fetch-kernels.sh" "$CACHE" "$k"; then
-			skipped="$skipped $k"
-			continue
-		fi
-		kernel=$CACHE/$k
+		sh "$here/fetch-kernels.sh" "$CACHE" "$1" || return 77
+		kernel=$CACHE/$1
 		;;
-	*) kernel=$k ;;
+	*) kernel=$1 ;;
 	esac
 	sh "$here/run-vm.sh" "$kernel" $payloads
-	case $? in
-	0) passed="$passed $k" ;;
-	77) skipped="$skipped $k" ;;
-	*) failed="$failed $k" ;;
-	esac
-done
-
-say "passed on:${passed:- none}; failed on:${failed:- none}; not run on:${skipped:- none}"
-[ -z "$failed" ] || exit 1
-[ -z "$skipped" ] || exit 77
-exit 0
+}
+vm_each_kernel check-vm run_kernel "$@"
