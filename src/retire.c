@@ -1,7 +1,7 @@
 /* retire.c - removing slots the way the running kernel needs, and proving it */
 #include "config.h"
 
-#include "retire.h"
+#include "retire_internal.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -12,86 +12,6 @@
 #include "log.h"
 #include "probe.h"
 #include "work.h"
-
-#define DRAIN_STEP (64ULL << 20)  /* bytes asked of memory.reclaim per step */
-#define DRAIN_PARALLEL 2          /* slots draining at once: one reclaim write each per loop pass */
-#define DRAIN_EAGAIN_MAX 3        /* reclaim steps that free nothing before giving up */
-#define RMDIR_RETRIES 50          /* EBUSY retries, RMDIR_RETRY_S apart */
-#define RMDIR_RETRY_S 0.1
-#define VERIFY_FIRST_S 0.02       /* first look at the witness after rmdir */
-#define VERIFY_MAX_S 1.0          /* backoff ceiling */
-#define VERIFY_GAP_S 0.1          /* readings for removals that keep coming: at most one per */
-#define SETTLE_S 0.05             /* witness readings this far apart must agree ... */
-#define SETTLE_READS_MAX 20       /* ... before a baseline is taken, within this many */
-#define REQUEUE_S 0.01            /* the work queue was full: try the write again this much later */
-#define FLUSH_POLL_S 0.05         /* a flushing slot's dirty and writeback counters read this often */
-#define WB_CLEANUP_AFTER_S 1.0    /* a removed group still dying this long (or a quarter of its
-				   * verify_timeout, if less): writeback clean-up (v2) */
-#define WB_CLEANUP_GAP_S 5.0      /* at most one writeback clean-up this often */
-
-enum phase { PH_QUEUED, PH_FLUSH, PH_DRAIN, PH_RMDIR, PH_VERIFY, PH_CANCELLED /* a write of it still runs */ };
-
-/* A kernel write handed to the work pool. The worker reads only cg, name,
- * bytes and rmdir, and writes result times; the job is the loop's. */
-struct wreq {
-	struct job *job;
-	struct cg *cg;
-	char name[32];
-	uint64_t bytes; /* reclaim */
-	bool rmdir;
-	int64_t us;     /* how long the write took */
-	int64_t end_us; /* when it returned */
-};
-
-struct job {
-	struct retire *r;
-	struct job *next;
-	struct retire_result res;
-	enum retire_mode requested;
-	enum phase phase;
-	bool is_probe;
-	bool drained_any;
-	bool wb_cleaned;       /* a writeback clean-up ran for it (at most one) */
-	uint64_t verify_timeout_ms;
-	int64_t start_us, rmdir_us, deadline_us;
-	unsigned eagain, tries, settle_reads;
-	bool has_local;        /* v1: parent_local is the root's local LRU before rmdir */
-	uint64_t parent_local;
-	uint64_t settle_last;
-	uint64_t drain_lru;    /* LRU bytes before the reclaim step in flight */
-	uint64_t dirty0;       /* dirty and writeback bytes when the flush began */
-	struct wreq *write;    /* a write in flight on a worker: in its phase still, no second one */
-	retire_done_fn done;
-	void *ud;
-	ev_timer timer;
-};
-
-struct retire {
-	struct ev_loop *loop;
-	struct cg *cg;
-	const struct conf *const *conf;
-	struct job *jobs; /* every job, in arrival order */
-	double tokens;
-	int64_t tokens_us;
-	ev_timer rate_timer;
-	uint64_t base;      /* witness count with none of ours dying */
-	uint64_t settled;   /* witness when the last verification round ended */
-	bool settled_valid;
-	ev_timer verify_timer;
-	int64_t read_us;    /* the last verification reading */
-	double backoff;
-	bool verifying; /* verify_cb is attributing a reading: kick waits for it */
-	enum lru_reparenting lru;
-	char lru_why[1200];
-	struct probe *probe;
-	struct work *work;  /* NULL: kernel writes run on the loop */
-	unsigned writes;    /* in flight on the work pool */
-	unsigned rmdirs;    /* of which rmdirs */
-	bool syncing;       /* a sync(2) in flight on the work pool, for every flushing slot */
-	bool wb_cleaning;   /* a writeback clean-up in flight on the work pool */
-	int64_t wb_clean_us; /* when the last one began */
-	struct retire_stats stats;
-};
 
 static const char *const outcome_names[OUTCOME_N] = {
 	[OUTCOME_RELEASED] = "released", [OUTCOME_REPARENTED] = "reparented", [OUTCOME_DRAINED] = "drained",
@@ -108,10 +28,9 @@ const char *lru_reparenting_name(enum lru_reparenting v)
 	return v == LRU_YES ? "yes" : v == LRU_NO ? "no" : "unknown";
 }
 
-static void kick(struct retire *r);
 static void job_timer_cb(struct ev_loop *loop, ev_timer *w, int revents);
 
-static unsigned count_phase(const struct retire *r, enum phase ph)
+unsigned retire_count_phase(const struct retire *r, enum phase ph)
 {
 	unsigned n = 0;
 
@@ -140,7 +59,7 @@ static void job_unlink(struct retire *r, struct job *job)
 	}
 }
 
-static void job_finish(struct job *job, enum retire_outcome o)
+void retire_job_finish(struct job *job, enum retire_outcome o)
 {
 	struct retire *r = job->r;
 	int64_t now = now_mono_us();
@@ -167,7 +86,7 @@ static void job_finish(struct job *job, enum retire_outcome o)
 	if (job->done)
 		job->done(&job->res, job->ud);
 	free(job);
-	kick(r);
+	retire_kick(r);
 }
 
 /* ---- kernel writes: on a worker thread when there is a work pool, else
@@ -213,7 +132,7 @@ static void write_done(int e, void *arg)
 	if (job->phase == PH_CANCELLED) {
 		job_unlink(r, job); /* reported when it was called off */
 		free(job);
-		kick(r);
+		retire_kick(r);
 		return;
 	}
 	if (rmdir)
@@ -286,201 +205,6 @@ static void job_later(struct job *job, double after)
 	ev_timer_start(job->r->loop, &job->timer);
 }
 
-/* ---- verification: the witness counts our removed groups that still exist */
-
-static uint64_t lru_of(struct retire *r, const char *name)
-{
-	struct cg_memory m;
-
-	return cg_slot_memory(r->cg, name, &m) == 0 ? m.file + m.anon : 0;
-}
-
-static enum retire_outcome freed_outcome(const struct job *job)
-{
-	if (job->drained_any)
-		return OUTCOME_DRAINED;
-	return job->res.lru_bytes ? OUTCOME_REPARENTED : OUTCOME_RELEASED;
-}
-
-/* the verifying job that most likely went first: least LRU, removed first */
-static struct job *likeliest_freed(struct retire *r)
-{
-	struct job *best = NULL;
-
-	for (struct job *j = r->jobs; j; j = j->next) {
-		if (j->phase != PH_VERIFY)
-			continue;
-		if (j->has_local && j->res.lru_bytes)
-			continue; /* v1: judged by its parent's counters, not the noisy machine-wide count */
-		if (!best || j->res.lru_bytes < best->res.lru_bytes ||
-		    (j->res.lru_bytes == best->res.lru_bytes && j->rmdir_us < best->rmdir_us))
-			best = j;
-	}
-	return best;
-}
-
-/* v1: a group whose pages showed up in the root's local counters was freed
- * by reparenting, whatever the machine-wide count says */
-static struct job *reparented_v1(struct retire *r)
-{
-	uint64_t now;
-
-	for (struct job *j = r->jobs; j; j = j->next) {
-		if (j->phase != PH_VERIFY || !j->has_local || !j->res.lru_bytes)
-			continue;
-		if (cg_root_local_lru(r->cg, &now) == 0 && now >= j->parent_local + j->res.lru_bytes / 2)
-			return j;
-	}
-	return NULL;
-}
-
-static struct job *first_expired(struct retire *r, int64_t now)
-{
-	for (struct job *j = r->jobs; j; j = j->next)
-		if (j->phase == PH_VERIFY && now >= j->deadline_us)
-			return j;
-	return NULL;
-}
-
-/* A removed group can be held by the kernel's writeback structures rather
- * than by pages: an inode whose writeback the group owned (often the
- * filesystem's metadata, the block device's inode) leaves the group only
- * while clean, and only when the clean-up that runs at every memcg offline
- * gets to it. On a quiet machine that is the next removal, whenever it
- * comes. So a group still dying WB_CLEANUP_AFTER_S after its rmdir gets one
- * clean-up: sync(2), then an empty memcg of our own taken offline (v2). */
-static int wb_cleanup_fn(void *arg)
-{
-	struct retire *r = arg;
-
-	return cg_writeback_cleanup(r->cg);
-}
-
-static void wb_cleanup_done(int e, void *arg)
-{
-	struct retire *r = arg;
-
-	r->wb_cleaning = false;
-	if (e < 0)
-		log_warn("retire: writeback clean-up (%s below the pool root): %s", CG_WB_CLEANUP_NAME,
-			 strerror(-e));
-	if (count_phase(r, PH_VERIFY) == 0)
-		return;
-	r->backoff = VERIFY_FIRST_S; /* what it freed shows soon */
-	ev_timer_stop(r->loop, &r->verify_timer);
-	ev_timer_set(&r->verify_timer, VERIFY_FIRST_S, 0.);
-	ev_timer_start(r->loop, &r->verify_timer);
-}
-
-static void maybe_wb_cleanup(struct retire *r, int64_t now)
-{
-	unsigned due = 0;
-
-	if (!cg_get_info(r->cg)->memory_v2 || r->wb_cleaning ||
-	    (r->wb_clean_us && now - r->wb_clean_us < (int64_t)(WB_CLEANUP_GAP_S * 1e6)))
-		return;
-	for (struct job *j = r->jobs; j; j = j->next) {
-		int64_t after = (int64_t)(WB_CLEANUP_AFTER_S * 1e6), quarter = (int64_t)j->verify_timeout_ms * 250;
-
-		if (quarter < after)
-			after = quarter;
-		if (j->phase == PH_VERIFY && !j->wb_cleaned && now - j->rmdir_us >= after) {
-			j->wb_cleaned = true;
-			due++;
-		}
-	}
-	if (!due)
-		return;
-	log_info("retire: %u removed group%s still dying: writing back dirty data and running the kernel's "
-		 "writeback clean-up", due, due == 1 ? "" : "s");
-	r->wb_clean_us = now;
-	r->wb_cleaning = r->work && work_submit(r->work, wb_cleanup_fn, wb_cleanup_done, r) == 0;
-	if (!r->wb_cleaning) /* no work pool (tests), or a full queue: here */
-		wb_cleanup_done(wb_cleanup_fn(r), r);
-}
-
-static void verify_cb(struct ev_loop *loop, ev_timer *w, int revents)
-{
-	struct retire *r = w->data;
-	unsigned n = count_phase(r, PH_VERIFY), dying;
-	struct cg_dying d;
-	struct job *j;
-	int64_t now = now_mono_us();
-
-	if (n == 0)
-		return;
-	if (cg_dying(r->cg, &d) < 0)
-		d.count = r->base + n; /* unreadable: nothing proven freed */
-	r->read_us = now_mono_us();
-	r->settled_valid = false;
-	r->stats.dying = d.count;
-	log_debug("verify: %u removed groups in flight, witness %llu, baseline %llu", n,
-		  (unsigned long long)d.count, (unsigned long long)r->base);
-	dying = d.count > r->base ? (unsigned)(d.count - r->base) : 0;
-	if (dying > n)
-		dying = n; /* somebody else's cgroups died too */
-	/* job_finish calls back, and a callback may start a retirement: its
-	 * rmdir comes after this reading, so it must not be counted in it */
-	r->verifying = true;
-	while ((j = reparented_v1(r)) != NULL) {
-		j->res.attributed = true;
-		job_finish(j, freed_outcome(j));
-		n--;
-		dying = dying > n ? n : dying;
-	}
-	/* n - dying of ours are gone; which ones is certain only when all are */
-	for (unsigned freed = n - dying; freed > 0 && (j = likeliest_freed(r)) != NULL; freed--) {
-		j->res.attributed = dying == 0 || n == 1;
-		job_finish(j, freed_outcome(j));
-		n--;
-	}
-	/* a removal in flight may be counted already: "every one left is still
-	 * dying" is proven only without one (freed verdicts above only get
-	 * fewer from it) */
-	while (r->rmdirs == 0 && (j = first_expired(r, now)) != NULL) {
-		j->res.attributed = true; /* every one of ours left is still dying */
-		if (!j->is_probe)
-			r->base++; /* it stays in the count (the probe's memcg goes once its file is closed) */
-		job_finish(j, OUTCOME_PINNED);
-		n--;
-	}
-	r->verifying = false;
-	if (n > 0)
-		maybe_wb_cleanup(r, now);
-	if (n == 0) {
-		r->settled = d.count;
-		r->settled_valid = r->rmdirs == 0;
-	} else {
-		r->backoff = r->backoff * 1.5 > VERIFY_MAX_S ? VERIFY_MAX_S : r->backoff * 1.5;
-		ev_timer_set(&r->verify_timer, r->backoff, 0.);
-		ev_timer_start(loop, &r->verify_timer);
-	}
-	kick(r); /* what job_finish could not start */
-}
-
-/* removed at rmdir_us (when the rmdir returned) */
-static void verify_add(struct job *job, int64_t rmdir_us)
-{
-	struct retire *r = job->r;
-
-	job->phase = PH_VERIFY;
-	job->rmdir_us = rmdir_us;
-	job->deadline_us = job->rmdir_us + (int64_t)job->verify_timeout_ms * 1000;
-	/* the first look within VERIFY_FIRST_S, but at most one reading each
-	 * VERIFY_GAP_S (on v1 a reading walks the whole memory hierarchy), and
-	 * a look due sooner stays: removals that keep coming (one per worker
-	 * completion) must not push the reading back for good */
-	double since = (rmdir_us - r->read_us) / 1e6, due = VERIFY_FIRST_S;
-	if (since >= 0 && since < VERIFY_GAP_S && VERIFY_GAP_S - since > due)
-		due = VERIFY_GAP_S - since;
-	if (ev_is_active(&r->verify_timer) && ev_timer_remaining(r->loop, &r->verify_timer) <= due)
-		return;
-	r->backoff = VERIFY_FIRST_S;
-	ev_timer_stop(r->loop, &r->verify_timer);
-	ev_timer_set(&r->verify_timer, due, 0.);
-	ev_timer_start(r->loop, &r->verify_timer);
-}
-
 /* ---- removal */
 
 static void do_rmdir(struct job *job)
@@ -489,12 +213,12 @@ static void do_rmdir(struct job *job)
 	struct cg_dying d;
 
 	job->phase = PH_RMDIR;
-	job->res.lru_bytes = lru_of(r, job->res.name);
+	job->res.lru_bytes = retire_lru_of(r, job->res.name);
 	/* The baseline is read while none of ours is being verified or removed
 	 * (else the one taken for those stands), and only once the witness
 	 * holds still: a group removed a moment ago (by us or anybody) that is
 	 * being freed would otherwise hide this one. */
-	if (count_phase(r, PH_VERIFY) == 0 && r->rmdirs == 0 && cg_dying(r->cg, &d) == 0) {
+	if (retire_count_phase(r, PH_VERIFY) == 0 && r->rmdirs == 0 && cg_dying(r->cg, &d) == 0) {
 		bool unchanged = r->settled_valid && d.count == r->settled;
 		if (!unchanged && job->settle_reads < SETTLE_READS_MAX &&
 		    (job->settle_reads == 0 || d.count != job->settle_last)) {
@@ -523,18 +247,18 @@ static void rmdir_result(struct job *job, int e, int64_t end_us)
 	if (e < 0) {
 		job->res.error = e;
 		log_err("retire %s (%s): rmdir: %s (%u tries)", job->res.name, job->res.key, strerror(-e), job->tries + 1);
-		job_finish(job, OUTCOME_FAILED);
+		retire_job_finish(job, OUTCOME_FAILED);
 		return;
 	}
-	verify_add(job, end_us);
-	kick(r); /* a drain place may have come free */
+	retire_verify_add(job, end_us);
+	retire_kick(r); /* a drain place may have come free */
 }
 
 /* One bounded reclaim step; the loop runs between steps. */
 static void drain_step(struct job *job)
 {
 	struct retire *r = job->r;
-	uint64_t lru = lru_of(r, job->res.name);
+	uint64_t lru = retire_lru_of(r, job->res.name);
 
 	if (lru == 0 || now_mono_us() >= job->deadline_us || job->eagain >= DRAIN_EAGAIN_MAX) {
 		if (lru && job->eagain < DRAIN_EAGAIN_MAX)
@@ -557,7 +281,7 @@ static void reclaim_result(struct job *job, int e)
 		do_rmdir(job);
 		return;
 	}
-	after = lru_of(r, job->res.name);
+	after = retire_lru_of(r, job->res.name);
 	if (after < lru) {
 		job->res.drained_bytes += lru - after;
 		job->drained_any = true;
@@ -678,7 +402,7 @@ static void job_begin(struct job *job, enum retire_mode mode)
 	}
 }
 
-static void kick(struct retire *r)
+void retire_kick(struct retire *r)
 {
 	double wait;
 
@@ -703,14 +427,14 @@ static void kick(struct retire *r)
 			return;
 		}
 		job_begin(j, mode);
-		kick(r); /* j may be finished and freed already */
+		retire_kick(r); /* j may be finished and freed already */
 		return;
 	}
 }
 
 static void rate_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
-	kick(w->data);
+	retire_kick(w->data);
 }
 
 /* ---- public */
@@ -749,7 +473,7 @@ int retire_start(struct retire *r, const char *name, const char *key, enum retir
 		return -ENOMEM;
 	job->requested = mode;
 	log_debug("retire %s (%s): queued, mode %s", name, key && *key ? key : "-", conf_retire_mode_name(mode));
-	kick(r);
+	retire_kick(r);
 	return 0;
 }
 
@@ -787,13 +511,13 @@ int retire_resume(struct retire *r, const char *name, const char *key, enum reti
 	job->requested = mode;
 	job->res.mode = mode != RETIRE_AUTO ? mode : r->lru == LRU_YES ? RETIRE_REPARENT : RETIRE_DRAIN;
 	/* the baseline: the witness now, less every such group (still dying, as far as we know) */
-	if (count_phase(r, PH_VERIFY) == 0 && r->rmdirs == 0 && cg_dying(r->cg, &d) == 0)
+	if (retire_count_phase(r, PH_VERIFY) == 0 && r->rmdirs == 0 && cg_dying(r->cg, &d) == 0)
 		r->base = d.count;
 	if (r->base > 0)
 		r->base--;
 	r->settled_valid = false;
 	r->stats.resumed++;
-	verify_add(job, now_mono_us());
+	retire_verify_add(job, now_mono_us());
 	return 0;
 }
 
@@ -835,7 +559,7 @@ int retire_cancel(struct retire *r, const char *name)
 	}
 	if (done)
 		done(&res, ud);
-	kick(r);
+	retire_kick(r);
 	return 0;
 }
 
@@ -843,7 +567,7 @@ void retire_set_lru_reparenting(struct retire *r, enum lru_reparenting v, const 
 {
 	r->lru = v;
 	snprintf(r->lru_why, sizeof(r->lru_why), "%s", why ? why : "");
-	kick(r); /* auto retirements waited for this */
+	retire_kick(r); /* auto retirements waited for this */
 }
 
 enum lru_reparenting retire_lru_reparenting(const struct retire *r, const char **why)
@@ -890,7 +614,7 @@ int retire_new(struct ev_loop *loop, struct cg *cg, const struct conf *const *co
 	r->tokens_us = now_mono_us();
 	ev_timer_init(&r->rate_timer, rate_cb, 0., 0.);
 	r->rate_timer.data = r;
-	ev_timer_init(&r->verify_timer, verify_cb, 0., 0.);
+	ev_timer_init(&r->verify_timer, retire_verify_cb, 0., 0.);
 	r->verify_timer.data = r;
 	e = probe_new(loop, cg, r, conf, &r->probe);
 	if (e < 0) {
@@ -922,7 +646,7 @@ void retire_free(struct retire *r)
 	if (r->syncing)
 		work_cancel(r->work, sync_done, NULL, NULL);
 	if (r->wb_cleaning)
-		work_cancel(r->work, wb_cleanup_done, NULL, NULL);
+		work_cancel(r->work, retire_wb_cleanup_done, NULL, NULL);
 	while (r->jobs) {
 		struct job *j = r->jobs;
 		r->jobs = j->next;

@@ -1,0 +1,105 @@
+/* retire_internal.h - what retire.c (admission, flush, drain, removal) and
+ * retire_verify.c (the witness, verdicts, writeback clean-up) share */
+#ifndef CGPOOL_RETIRE_INTERNAL_H
+#define CGPOOL_RETIRE_INTERNAL_H
+
+#include "retire.h"
+
+#define DRAIN_STEP (64ULL << 20)  /* bytes asked of memory.reclaim per step */
+#define DRAIN_PARALLEL 2          /* slots draining at once: one reclaim write each per loop pass */
+#define DRAIN_EAGAIN_MAX 3        /* reclaim steps that free nothing before giving up */
+#define RMDIR_RETRIES 50          /* EBUSY retries, RMDIR_RETRY_S apart */
+#define RMDIR_RETRY_S 0.1
+#define VERIFY_FIRST_S 0.02       /* first look at the witness after rmdir */
+#define VERIFY_MAX_S 1.0          /* backoff ceiling */
+#define VERIFY_GAP_S 0.1          /* readings for removals that keep coming: at most one per */
+#define SETTLE_S 0.05             /* witness readings this far apart must agree ... */
+#define SETTLE_READS_MAX 20       /* ... before a baseline is taken, within this many */
+#define REQUEUE_S 0.01            /* the work queue was full: try the write again this much later */
+#define FLUSH_POLL_S 0.05         /* a flushing slot's dirty and writeback counters read this often */
+#define WB_CLEANUP_AFTER_S 1.0    /* a removed group still dying this long (or a quarter of its
+				   * verify_timeout, if less): writeback clean-up (v2) */
+#define WB_CLEANUP_GAP_S 5.0      /* at most one writeback clean-up this often */
+
+enum phase { PH_QUEUED, PH_FLUSH, PH_DRAIN, PH_RMDIR, PH_VERIFY, PH_CANCELLED /* a write of it still runs */ };
+
+/* A kernel write handed to the work pool. The worker reads only cg, name,
+ * bytes and rmdir, and writes result times; the job is the loop's. */
+struct wreq {
+	struct job *job;
+	struct cg *cg;
+	char name[32];
+	uint64_t bytes; /* reclaim */
+	bool rmdir;
+	int64_t us;     /* how long the write took */
+	int64_t end_us; /* when it returned */
+};
+
+struct job {
+	struct retire *r;
+	struct job *next;
+	struct retire_result res;
+	enum retire_mode requested;
+	enum phase phase;
+	bool is_probe;
+	bool drained_any;
+	bool wb_cleaned;       /* a writeback clean-up ran for it (at most one) */
+	uint64_t verify_timeout_ms;
+	int64_t start_us, rmdir_us, deadline_us;
+	unsigned eagain, tries, settle_reads;
+	bool has_local;        /* v1: parent_local is the root's local LRU before rmdir */
+	uint64_t parent_local;
+	uint64_t settle_last;
+	uint64_t drain_lru;    /* LRU bytes before the reclaim step in flight */
+	uint64_t dirty0;       /* dirty and writeback bytes when the flush began */
+	struct wreq *write;    /* a write in flight on a worker: in its phase still, no second one */
+	retire_done_fn done;
+	void *ud;
+	ev_timer timer;
+};
+
+struct retire {
+	struct ev_loop *loop;
+	struct cg *cg;
+	const struct conf *const *conf;
+	struct job *jobs; /* every job, in arrival order */
+	double tokens;
+	int64_t tokens_us;
+	ev_timer rate_timer;
+	uint64_t base;      /* witness count with none of ours dying */
+	uint64_t settled;   /* witness when the last verification round ended */
+	bool settled_valid;
+	ev_timer verify_timer;
+	int64_t read_us;    /* the last verification reading */
+	double backoff;
+	bool verifying; /* verify_cb is attributing a reading: kick waits for it */
+	enum lru_reparenting lru;
+	char lru_why[1200];
+	struct probe *probe;
+	struct work *work;  /* NULL: kernel writes run on the loop */
+	unsigned writes;    /* in flight on the work pool */
+	unsigned rmdirs;    /* of which rmdirs */
+	bool syncing;       /* a sync(2) in flight on the work pool, for every flushing slot */
+	bool wb_cleaning;   /* a writeback clean-up in flight on the work pool */
+	int64_t wb_clean_us; /* when the last one began */
+	struct retire_stats stats;
+};
+
+/* retire.c */
+unsigned retire_count_phase(const struct retire *r, enum phase ph);
+/* the verdict: the result to its caller, the job freed, the queue kicked */
+void retire_job_finish(struct job *job, enum retire_outcome o);
+/* start what the rate limit, the probe and the drain places allow */
+void retire_kick(struct retire *r);
+
+/* retire_verify.c */
+/* the LRU bytes (file + anon) a slot holds */
+uint64_t retire_lru_of(struct retire *r, const char *name);
+/* removed at rmdir_us (when the rmdir returned): verified from now on */
+void retire_verify_add(struct job *job, int64_t rmdir_us);
+/* r->verify_timer's callback: one reading of the witness, and the verdicts it allows */
+void retire_verify_cb(struct ev_loop *loop, ev_timer *w, int revents);
+/* the work pool's done callback of a writeback clean-up */
+void retire_wb_cleanup_done(int e, void *arg);
+
+#endif

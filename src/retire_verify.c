@@ -1,0 +1,209 @@
+/* retire_verify.c - proving what a removal did: the witness (dying memory
+ * cgroups below the pool root) read with backoff, verdicts handed out in
+ * order of least LRU, and the writeback clean-up for groups held by an
+ * inode's writeback rather than by pages */
+#include "config.h"
+
+#include "retire_internal.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "log.h"
+#include "work.h"
+
+/* ---- verification: the witness counts our removed groups that still exist */
+
+uint64_t retire_lru_of(struct retire *r, const char *name)
+{
+	struct cg_memory m;
+
+	return cg_slot_memory(r->cg, name, &m) == 0 ? m.file + m.anon : 0;
+}
+
+static enum retire_outcome freed_outcome(const struct job *job)
+{
+	if (job->drained_any)
+		return OUTCOME_DRAINED;
+	return job->res.lru_bytes ? OUTCOME_REPARENTED : OUTCOME_RELEASED;
+}
+
+/* the verifying job that most likely went first: least LRU, removed first */
+static struct job *likeliest_freed(struct retire *r)
+{
+	struct job *best = NULL;
+
+	for (struct job *j = r->jobs; j; j = j->next) {
+		if (j->phase != PH_VERIFY)
+			continue;
+		if (j->has_local && j->res.lru_bytes)
+			continue; /* v1: judged by its parent's counters, not the noisy machine-wide count */
+		if (!best || j->res.lru_bytes < best->res.lru_bytes ||
+		    (j->res.lru_bytes == best->res.lru_bytes && j->rmdir_us < best->rmdir_us))
+			best = j;
+	}
+	return best;
+}
+
+/* v1: a group whose pages showed up in the root's local counters was freed
+ * by reparenting, whatever the machine-wide count says */
+static struct job *reparented_v1(struct retire *r)
+{
+	uint64_t now;
+
+	for (struct job *j = r->jobs; j; j = j->next) {
+		if (j->phase != PH_VERIFY || !j->has_local || !j->res.lru_bytes)
+			continue;
+		if (cg_root_local_lru(r->cg, &now) == 0 && now >= j->parent_local + j->res.lru_bytes / 2)
+			return j;
+	}
+	return NULL;
+}
+
+static struct job *first_expired(struct retire *r, int64_t now)
+{
+	for (struct job *j = r->jobs; j; j = j->next)
+		if (j->phase == PH_VERIFY && now >= j->deadline_us)
+			return j;
+	return NULL;
+}
+
+/* A removed group can be held by the kernel's writeback structures rather
+ * than by pages: an inode whose writeback the group owned (often the
+ * filesystem's metadata, the block device's inode) leaves the group only
+ * while clean, and only when the clean-up that runs at every memcg offline
+ * gets to it. On a quiet machine that is the next removal, whenever it
+ * comes. So a group still dying WB_CLEANUP_AFTER_S after its rmdir gets one
+ * clean-up: sync(2), then an empty memcg of our own taken offline (v2). */
+static int wb_cleanup_fn(void *arg)
+{
+	struct retire *r = arg;
+
+	return cg_writeback_cleanup(r->cg);
+}
+
+void retire_wb_cleanup_done(int e, void *arg)
+{
+	struct retire *r = arg;
+
+	r->wb_cleaning = false;
+	if (e < 0)
+		log_warn("retire: writeback clean-up (%s below the pool root): %s", CG_WB_CLEANUP_NAME,
+			 strerror(-e));
+	if (retire_count_phase(r, PH_VERIFY) == 0)
+		return;
+	r->backoff = VERIFY_FIRST_S; /* what it freed shows soon */
+	ev_timer_stop(r->loop, &r->verify_timer);
+	ev_timer_set(&r->verify_timer, VERIFY_FIRST_S, 0.);
+	ev_timer_start(r->loop, &r->verify_timer);
+}
+
+static void maybe_wb_cleanup(struct retire *r, int64_t now)
+{
+	unsigned due = 0;
+
+	if (!cg_get_info(r->cg)->memory_v2 || r->wb_cleaning ||
+	    (r->wb_clean_us && now - r->wb_clean_us < (int64_t)(WB_CLEANUP_GAP_S * 1e6)))
+		return;
+	for (struct job *j = r->jobs; j; j = j->next) {
+		int64_t after = (int64_t)(WB_CLEANUP_AFTER_S * 1e6), quarter = (int64_t)j->verify_timeout_ms * 250;
+
+		if (quarter < after)
+			after = quarter;
+		if (j->phase == PH_VERIFY && !j->wb_cleaned && now - j->rmdir_us >= after) {
+			j->wb_cleaned = true;
+			due++;
+		}
+	}
+	if (!due)
+		return;
+	log_info("retire: %u removed group%s still dying: writing back dirty data and running the kernel's "
+		 "writeback clean-up", due, due == 1 ? "" : "s");
+	r->wb_clean_us = now;
+	r->wb_cleaning = r->work && work_submit(r->work, wb_cleanup_fn, retire_wb_cleanup_done, r) == 0;
+	if (!r->wb_cleaning) /* no work pool (tests), or a full queue: here */
+		retire_wb_cleanup_done(wb_cleanup_fn(r), r);
+}
+
+void retire_verify_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct retire *r = w->data;
+	unsigned n = retire_count_phase(r, PH_VERIFY), dying;
+	struct cg_dying d;
+	struct job *j;
+	int64_t now = now_mono_us();
+
+	if (n == 0)
+		return;
+	if (cg_dying(r->cg, &d) < 0)
+		d.count = r->base + n; /* unreadable: nothing proven freed */
+	r->read_us = now_mono_us();
+	r->settled_valid = false;
+	r->stats.dying = d.count;
+	log_debug("verify: %u removed groups in flight, witness %llu, baseline %llu", n,
+		  (unsigned long long)d.count, (unsigned long long)r->base);
+	dying = d.count > r->base ? (unsigned)(d.count - r->base) : 0;
+	if (dying > n)
+		dying = n; /* somebody else's cgroups died too */
+	/* job_finish calls back, and a callback may start a retirement: its
+	 * rmdir comes after this reading, so it must not be counted in it */
+	r->verifying = true;
+	while ((j = reparented_v1(r)) != NULL) {
+		j->res.attributed = true;
+		retire_job_finish(j, freed_outcome(j));
+		n--;
+		dying = dying > n ? n : dying;
+	}
+	/* n - dying of ours are gone; which ones is certain only when all are */
+	for (unsigned freed = n - dying; freed > 0 && (j = likeliest_freed(r)) != NULL; freed--) {
+		j->res.attributed = dying == 0 || n == 1;
+		retire_job_finish(j, freed_outcome(j));
+		n--;
+	}
+	/* a removal in flight may be counted already: "every one left is still
+	 * dying" is proven only without one (freed verdicts above only get
+	 * fewer from it) */
+	while (r->rmdirs == 0 && (j = first_expired(r, now)) != NULL) {
+		j->res.attributed = true; /* every one of ours left is still dying */
+		if (!j->is_probe)
+			r->base++; /* it stays in the count (the probe's memcg goes once its file is closed) */
+		retire_job_finish(j, OUTCOME_PINNED);
+		n--;
+	}
+	r->verifying = false;
+	if (n > 0)
+		maybe_wb_cleanup(r, now);
+	if (n == 0) {
+		r->settled = d.count;
+		r->settled_valid = r->rmdirs == 0;
+	} else {
+		r->backoff = r->backoff * 1.5 > VERIFY_MAX_S ? VERIFY_MAX_S : r->backoff * 1.5;
+		ev_timer_set(&r->verify_timer, r->backoff, 0.);
+		ev_timer_start(loop, &r->verify_timer);
+	}
+	retire_kick(r); /* what job_finish could not start */
+}
+
+/* removed at rmdir_us (when the rmdir returned) */
+void retire_verify_add(struct job *job, int64_t rmdir_us)
+{
+	struct retire *r = job->r;
+
+	job->phase = PH_VERIFY;
+	job->rmdir_us = rmdir_us;
+	job->deadline_us = job->rmdir_us + (int64_t)job->verify_timeout_ms * 1000;
+	/* the first look within VERIFY_FIRST_S, but at most one reading each
+	 * VERIFY_GAP_S (on v1 a reading walks the whole memory hierarchy), and
+	 * a look due sooner stays: removals that keep coming (one per worker
+	 * completion) must not push the reading back for good */
+	double since = (rmdir_us - r->read_us) / 1e6, due = VERIFY_FIRST_S;
+	if (since >= 0 && since < VERIFY_GAP_S && VERIFY_GAP_S - since > due)
+		due = VERIFY_GAP_S - since;
+	if (ev_is_active(&r->verify_timer) && ev_timer_remaining(r->loop, &r->verify_timer) <= due)
+		return;
+	r->backoff = VERIFY_FIRST_S;
+	ev_timer_stop(r->loop, &r->verify_timer);
+	ev_timer_set(&r->verify_timer, due, 0.);
+	ev_timer_start(r->loop, &r->verify_timer);
+}
+
