@@ -60,7 +60,12 @@ struct daemon {
 	bool woke_for_work;       /* callbacks were pending when the loop woke */
 	double max_stall_ms;      /* longest stretch of callbacks between two waits */
 	struct stall_hist stall;  /* the iterations that ran callbacks */
+	char scope_root[4096];    /* the slots' scope under systemd (sd_scope.h), "" without one */
+	ev_timer keeper_timer;    /* its keeper looked at this often */
+	bool scope_gone;          /* logged once until it is back */
 };
+
+#define KEEPER_CHECK_S 5.0
 
 static void usage(FILE *f)
 {
@@ -320,17 +325,37 @@ static void raise_nofile(const struct conf *c)
 			 (unsigned long long)rl.rlim_max, (unsigned long long)want, c->pool.max_slots);
 }
 
-/* root = auto under systemd on cgroup v2: the slots' own scope (sd_scope.h);
- * elsewhere what the configuration says */
-static int pool_root(const struct conf *c, char *root, size_t len, char *err, size_t errlen)
+/* root = auto under systemd on cgroup v2: the slots' own scope (sd_scope.h,
+ * *scope true); elsewhere what the configuration says */
+static int pool_root(const struct conf *c, char *root, size_t len, bool *scope, char *err, size_t errlen)
 {
 	int r = strcmp(c->daemon.root, "auto") == 0
-			? sd_scope_root("/proc/self/cgroup", "/sys/fs/cgroup", root, len, err, errlen)
+			? sd_scope_root("/proc/self/cgroup", SD_SCOPE_MNT, root, len, err, errlen)
 			: -ENOENT;
 
+	*scope = r == 0;
 	if (r == -ENOENT)
 		r = snprintf(root, len, "%s", c->daemon.root) >= (int)len ? -ENAMETOOLONG : 0;
 	return r;
+}
+
+/* A keeper killed while the daemon runs would let systemd stop the scope,
+ * and take the slots' directories with it, once its jobs end: a new one
+ * takes its place within KEEPER_CHECK_S. */
+static void on_keeper_timer(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct daemon *d = w->data;
+	char err[512] = "";
+	int r = sd_scope_check(SD_SCOPE_MNT, d->scope_root, err, sizeof(err));
+
+	if (r >= 0) {
+		d->scope_gone = false;
+		return;
+	}
+	if (!d->scope_gone)
+		log_err("slots scope: %s (%s)", err[0] ? err : strerror(-r),
+			r == -ENOENT ? "systemd stopped it; restart cgpoold to make it again" : "no keeper in it");
+	d->scope_gone = true;
 }
 
 /* Everything from cgroups to the control socket; returns an exit code. */
@@ -339,15 +364,22 @@ static int start(struct daemon *d)
 	static const struct vl_server_info vinfo = { "cgpool", "cgpoold", PACKAGE_VERSION, "" };
 	struct manager_hooks hooks = { .reload = reload, .ud = d, .max_stall_ms = &d->max_stall_ms, .stall = &d->stall };
 	char err[512] = "", root[4096];
+	bool scope;
 	int fd = -1, r;
 
 	raise_nofile(d->conf);
 	if (check_state_dir(d->conf->daemon.state_dir) < 0)
 		return EXIT_CONFIG;
-	r = pool_root(d->conf, root, sizeof(root), err, sizeof(err));
+	r = pool_root(d->conf, root, sizeof(root), &scope, err, sizeof(err));
 	if (r < 0) {
 		log_err("pool root under systemd: %s", err);
 		return EXIT_UNAVAILABLE;
+	}
+	if (scope) {
+		snprintf(d->scope_root, sizeof(d->scope_root), "%s", root);
+		ev_timer_init(&d->keeper_timer, on_keeper_timer, KEEPER_CHECK_S, KEEPER_CHECK_S);
+		d->keeper_timer.data = d;
+		ev_timer_start(d->loop, &d->keeper_timer);
 	}
 	r = cg_open(root, d->conf->daemon.controllers, &d->cg, err, sizeof(err));
 	if (r < 0) {
@@ -421,6 +453,8 @@ static int start(struct daemon *d)
 
 static void stop(struct daemon *d)
 {
+	if (d->scope_root[0])
+		ev_timer_stop(d->loop, &d->keeper_timer);
 	notify_free(d->notify);
 	manager_free(d->manager);
 	vl_server_free(d->server);

@@ -163,8 +163,9 @@ static int keeper_to_leaf(const char *dir, pid_t pid, char *err, size_t errlen)
 	return r;
 }
 
-/* a scope found at start: its keeper may have gone (killed, or the
- * scope's jobs kept it alive without one) */
+/* a scope found at start, or while the daemon runs: its keeper may have
+ * gone (killed, or the scope's jobs kept it alive without one). 1: a new
+ * keeper was started */
 static int keep_alive(const char *dir, char *err, size_t errlen)
 {
 	char path[4400], buf[64];
@@ -177,9 +178,26 @@ static int keep_alive(const char *dir, char *err, size_t errlen)
 	r = keeper_spawn(&pid);
 	if (r == 0)
 		r = keeper_to_leaf(dir, pid, err, errlen);
-	if (r == 0)
-		log_notice("slots scope %s: its keeper was gone; a new one is pid %d", dir, (int)pid);
-	return r;
+	if (r < 0) {
+		if (pid > 0)
+			kill(pid, SIGKILL);
+		return r;
+	}
+	log_notice("slots scope %s: its keeper was gone; a new one is pid %d", dir, (int)pid);
+	return 1;
+}
+
+int sd_scope_check(const char *mnt, const char *root, char *err, size_t errlen)
+{
+	char dir[4200];
+	struct stat st;
+
+	snprintf(dir, sizeof(dir), "%s%s", mnt, root);
+	if (stat(dir, &st) < 0) {
+		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
+		return -ENOENT;
+	}
+	return keep_alive(dir, err, errlen);
 }
 
 static int make_scope(const char *path, const char *dir, const char *unit, const char *slice, char *err,

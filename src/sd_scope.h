@@ -14,6 +14,8 @@
 
 #include <stddef.h>
 
+#define SD_SCOPE_MNT "/sys/fs/cgroup" /* the cgroup2 mount of a pure v2 system */
+
 /* With root = auto: the pool root to use (a cgroup path such as
  * "/system.slice/cgpoold-slots.scope"), the scope made or found and its
  * keeper in place. -ENOENT when it does not apply (not under systemd, not
@@ -21,6 +23,12 @@
  * cgroup. Other errors with err set. cgroup_file and mnt: /proc/self/cgroup
  * and the cgroup2 mount (tests give others). */
 int sd_scope_root(const char *cgroup_file, const char *mnt, char *root, size_t len, char *err, size_t errlen);
+
+/* While the daemon runs (a timer): the keeper of the scope at root (what
+ * sd_scope_root gave) is there, or a new one is put in its place. 0, 1 when
+ * a new one was started, -ENOENT when the scope's cgroup is gone (systemd
+ * stopped the scope: it was empty), else -errno; err says what failed. */
+int sd_scope_check(const char *mnt, const char *root, char *err, size_t errlen);
 
 /* The pieces, for tests: from "0::/system.slice/cgpoold.service\n", the
  * scope's cgroup path, unit name and slice unit name. -ENOENT when not a

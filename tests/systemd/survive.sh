@@ -8,7 +8,8 @@
 # each the daemon is active again, both jobs run in the same slots and
 # status says so. The slots live in cgpoold-slots.scope, the service cgroup
 # holds the daemon alone. systemctl reload with a bad config keeps the
-# daemon and its config, and the journal names FILE:LINE.
+# daemon and its config, and the journal names FILE:LINE. A keeper killed
+# while the daemon runs is replaced; the scope outlives every job.
 . "${top_srcdir:-/src}/tests/systemd/lib.sh"
 
 CG=/sys/fs/cgroup
@@ -138,6 +139,19 @@ cp /tmp/good.conf /etc/cgpool/cgpool.conf
 check "good reload" systemctl reload cgpoold
 check "status still answers" "$CGPOOLCTL" status > /dev/null
 
+# ---- the scope's keeper killed while the daemon runs: a new one takes its
+# place, and the scope outlives every job
+K=$CG/system.slice/cgpoold-slots.scope/keeper
+keeper=$(head -n 1 "$K/cgroup.procs")
+check "the scope's keeper runs (pid $keeper)" test "$(cat "/proc/$keeper/comm" 2>/dev/null)" = cgpool-keeper
+kill -9 "$keeper"
+new_keeper() { k=$(head -n 1 "$K/cgroup.procs" 2>/dev/null); [ -n "$k" ] && [ "$k" != "$keeper" ]; }
+check "a new keeper within 10 s of kill -9" wait_for 10 new_keeper
+journalctl --sync
+check "the journal says the keeper was replaced" sh -c "journalctl --no-pager -u cgpoold | grep -q 'its keeper was gone'"
 kill "$web" 2> /dev/null
 for j in sup low writer; do "$CGPOOLCTL" stop $j > /dev/null 2>&1; done
+sleep 1
+check "no job left: the scope is still active" test "$(systemctl is-active cgpoold-slots.scope)" = active
+check "and the pool still places a job" "$CGPOOLCTL" exec after-keeper -- true
 finish
