@@ -5,6 +5,7 @@
  * access goes through cg->ops. */
 #include "config.h"
 
+#include "cg_files.h"
 #include "cg_internal.h"
 #include "util.h"
 
@@ -19,25 +20,51 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-/* ---- the real filesystem */
+/* ---- the real filesystem; ctx is the set of files kept open (cg_files.h) */
+
+/* The files a placement and a run's end touch each time: kept open. Not
+ * for reading cgroup.procs: on cgroup v1 an open file goes on reading the
+ * pid list the kernel built for it (cached for a second after each read). */
+static bool kept_file(const char *path, bool write)
+{
+	static const char *const names[] = { "cgroup.procs", "cgroup.events", "memory.oom_control",
+					     "memory.max_usage_in_bytes", "memory.usage_in_bytes", "memory.current",
+					     "memory.events" };
+	const char *base = strrchr(path, '/');
+
+	if (!base || strncmp(path, "/proc/", 6) == 0)
+		return false;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(base + 1, names[i]) == 0)
+			return write || i > 0;
+	return false;
+}
 
 static int real_mkdir(void *ctx, const char *path)
 {
+	if (ctx) /* a cgroup of this name removed behind our back */
+		cg_files_forget(ctx, path);
 	return mkdir(path, 0755) < 0 ? -errno : 0;
 }
 
 static int real_rmdir(void *ctx, const char *path)
 {
+	if (ctx)
+		cg_files_forget(ctx, path);
 	return rmdir(path) < 0 ? -errno : 0;
 }
 
 static ssize_t real_read(void *ctx, const char *path, char *buf, size_t len)
 {
+	if (ctx && kept_file(path, false))
+		return cg_files_read(ctx, path, buf, len);
 	return file_read(path, buf, len);
 }
 
 static int real_write(void *ctx, const char *path, const char *s)
 {
+	if (ctx && kept_file(path, true))
+		return cg_files_write(ctx, path, s);
 	return file_write_str(path, s);
 }
 
@@ -416,11 +443,19 @@ int cg_open(const char *root, unsigned ctrl_mask, struct cg **out, char *err, si
 
 	if (!out)
 		return -EINVAL;
+	struct cg_files *files = NULL;
+
 	r = read_all("/proc/self/mountinfo", &mountinfo, err, errlen);
 	if (r == 0)
 		r = read_all("/proc/self/cgroup", &cgroup_file, err, errlen);
+	if (r == 0 && cg_files_new(&files) < 0)
+		files = NULL; /* every access opens its file */
 	if (r == 0)
-		r = open_common(&cg_fs_real, NULL, mountinfo, cgroup_file, root, ctrl_mask, true, out, err, errlen);
+		r = open_common(&cg_fs_real, files, mountinfo, cgroup_file, root, ctrl_mask, true, out, err, errlen);
+	if (r == 0)
+		(*out)->files = files;
+	else
+		cg_files_free(files);
 	free(mountinfo);
 	free(cgroup_file);
 	return r;
@@ -442,6 +477,7 @@ void cg_close(struct cg *cg)
 	hmap_fini(&cg->ents_by_wd);
 	if (cg->ifd >= 0)
 		close(cg->ifd);
+	cg_files_free(cg->files);
 	free(cg);
 }
 

@@ -43,6 +43,7 @@ struct cg {
 	int ifd;                   /* inotify fd, -1 without tracking */
 	struct hmap ents;          /* name -> struct cg_slotent */
 	struct hmap ents_by_wd;    /* inotify wd -> struct cg_slotent */
+	struct cg_files *files;    /* the real filesystem's open files (ctx), NULL simulated */
 };
 
 /* controller table: bit, v2 name, v1 name */

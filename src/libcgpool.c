@@ -9,9 +9,11 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <poll.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #define CGPOOL_EXPORT __attribute__((visibility("default")))
@@ -26,6 +28,7 @@ struct cgpool {
 	char *buf; /* received bytes not consumed yet */
 	size_t len, cap;
 	char *err_name, *err_params, *err_message;
+	unsigned timeout_ms; /* 0: wait for a reply as long as it takes */
 };
 
 /* -------------------------------------------------------- error messages */
@@ -175,14 +178,47 @@ static int send_all(struct cgpool *c, const char *p, size_t len)
 	return 0;
 }
 
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Wait until the socket has bytes to read. poll(POLLIN), not a blocking
+ * recv: a task asleep in recv is also woken each time the daemon reads our
+ * request (the write space it frees), a wakeup the daemon pays for. */
+static int wait_readable(struct cgpool *c, long long deadline)
+{
+	struct pollfd pfd = { .fd = c->fd, .events = POLLIN };
+
+	for (;;) {
+		long long left = c->timeout_ms ? deadline - now_ms() : -1;
+		int n;
+
+		if (c->timeout_ms && left <= 0)
+			return -ETIMEDOUT;
+		n = poll(&pfd, 1, (int)left);
+		if (n > 0)
+			return 0;
+		if (n == 0)
+			return -ETIMEDOUT;
+		if (errno != EINTR)
+			return -errno;
+	}
+}
+
 /* receive up to and including the next NUL; *mlen excludes the NUL */
 static int recv_message(struct cgpool *c, size_t *mlen)
 {
+	long long deadline = c->timeout_ms ? now_ms() + c->timeout_ms : 0;
 	size_t scanned = 0;
 
 	for (;;) {
 		char *nul = c->len > scanned ? memchr(c->buf + scanned, '\0', c->len - scanned) : NULL;
 		ssize_t n;
+		int r;
 
 		if (nul) {
 			*mlen = (size_t)(nul - c->buf);
@@ -199,11 +235,15 @@ static int recv_message(struct cgpool *c, size_t *mlen)
 			c->buf = b;
 			c->cap = cap > MAX_REPLY ? MAX_REPLY : cap;
 		}
-		n = recv(c->fd, c->buf + c->len, c->cap - c->len, 0);
+		n = recv(c->fd, c->buf + c->len, c->cap - c->len, MSG_DONTWAIT);
 		if (n == 0)
 			return -ECONNRESET;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-			return -ETIMEDOUT; /* SO_RCVTIMEO */
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			r = wait_readable(c, deadline);
+			if (r < 0)
+				return r;
+			continue;
+		}
 		if (n < 0 && errno != EINTR)
 			return -errno;
 		if (n > 0)
@@ -320,6 +360,7 @@ CGPOOL_EXPORT int cgpool_set_timeout(struct cgpool *c, unsigned timeout_ms)
 {
 	if (!c || c->fd < 0)
 		return c ? -ENOTCONN : -EINVAL;
+	c->timeout_ms = timeout_ms;
 	return set_timeouts(c->fd, timeout_ms);
 }
 
@@ -347,6 +388,7 @@ CGPOOL_EXPORT int cgpool_connect_timeout(const char *path, unsigned timeout_ms, 
 	if (!c)
 		return -ENOMEM;
 	strcpy(c->path, path);
+	c->timeout_ms = timeout_ms;
 	c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (c->fd < 0 || (timeout_ms && set_timeouts(c->fd, timeout_ms) < 0) ||
 	    connect(c->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {

@@ -146,26 +146,6 @@ static int write_line(int fd, const char *buf, size_t len)
 	return (size_t)n == len ? 0 : -EIO;
 }
 
-/* json + '\n' in buf (of size *len), or in a new allocation: serialized
- * once when it fits */
-static char *record_text(json_t *rec, char *buf, size_t *len)
-{
-	size_t need = json_dumpb(rec, buf, *len - 1, JSON_COMPACT);
-	char *text = buf;
-
-	if (!need)
-		return NULL;
-	if (need + 1 > *len) {
-		text = malloc(need + 1);
-		if (!text)
-			return NULL;
-		json_dumpb(rec, text, need, JSON_COMPACT);
-	}
-	text[need] = '\n';
-	*len = need + 1;
-	return text;
-}
-
 /* the current journal is not used any more: records go to a new file */
 static void journal_end(struct state *st)
 {
@@ -192,20 +172,19 @@ static int journal_create(struct state *st, char name[STATE_NAME_MAX])
 
 static int journal_start(struct state *st)
 {
-	json_t *hdr = json_pack("{s:i, s:s, s:I}", "version", STATE_VERSION, "root", st->root, "journal",
-				(json_int_t)st->seq);
-	char name[STATE_NAME_MAX], buf[512], *text;
-	size_t len = sizeof(buf);
+	char name[STATE_NAME_MAX], buf[512];
+	struct state_text t;
 	int fd, r;
 
-	text = hdr ? record_text(hdr, buf, &len) : NULL;
-	json_decref(hdr);
-	if (!text)
-		return -ENOMEM;
+	state_text_init(&t, buf, sizeof(buf));
+	state_text_printf(&t, "{\"version\":%d,\"root\":", STATE_VERSION);
+	state_text_str(&t, st->root);
+	state_text_printf(&t, ",\"journal\":%llu}\n", (unsigned long long)st->seq);
+	if (t.err)
+		return t.err;
 	fd = journal_create(st, name);
-	r = fd < 0 ? fd : write_line(fd, text, len);
-	if (text != buf)
-		free(text);
+	r = fd < 0 ? fd : write_line(fd, t.p, t.len);
+	state_text_fini(&t);
 	if (r < 0) { /* the caller says what it was for */
 		if (fd >= 0) {
 			close(fd);
@@ -214,26 +193,23 @@ static int journal_start(struct state *st)
 		return r;
 	}
 	st->jfd = fd;
-	st->jbytes += len;
+	st->jbytes += t.len;
 	return 0;
 }
 
-/* takes rec */
-static int journal_append(struct state *st, json_t *rec)
+/* one record: t holds its text, without the newline */
+static int journal_append(struct state *st, struct state_text *t)
 {
-	char buf[4096], *text;
-	size_t len = sizeof(buf);
+	size_t len;
 	int r;
 
-	text = rec ? record_text(rec, buf, &len) : NULL;
-	json_decref(rec);
-	if (!text)
-		return -ENOMEM;
+	state_text_put(t, "\n", 1);
+	if (t->err)
+		return t->err;
+	len = t->len;
 	r = st->jfd < 0 ? journal_start(st) : 0;
 	if (r == 0)
-		r = write_line(st->jfd, text, len);
-	if (text != buf)
-		free(text);
+		r = write_line(st->jfd, t->p, len);
 	if (r == 0) {
 		st->jbytes += len;
 	} else if (st->jfd >= 0) {
@@ -246,14 +222,32 @@ static int journal_append(struct state *st, json_t *rec)
 
 int state_put(struct state *st, const struct slot *s, unsigned next_id)
 {
-	json_t *j = state_slot_to_json(s);
+	char buf[4096];
+	struct state_text t;
+	int r;
 
-	return journal_append(st, j ? json_pack("{s:o, s:I}", "put", j, "next_id", (json_int_t)next_id) : NULL);
+	state_text_init(&t, buf, sizeof(buf));
+	state_text_put(&t, "{\"put\":", 7);
+	state_text_slot(&t, s);
+	state_text_printf(&t, ",\"next_id\":%u}", next_id);
+	r = journal_append(st, &t);
+	state_text_fini(&t);
+	return r;
 }
 
 int state_drop(struct state *st, const char *name, unsigned next_id)
 {
-	return journal_append(st, json_pack("{s:s, s:I}", "drop", name, "next_id", (json_int_t)next_id));
+	char buf[256];
+	struct state_text t;
+	int r;
+
+	state_text_init(&t, buf, sizeof(buf));
+	state_text_put(&t, "{\"drop\":", 8);
+	state_text_str(&t, name);
+	state_text_printf(&t, ",\"next_id\":%u}", next_id);
+	r = journal_append(st, &t);
+	state_text_fini(&t);
+	return r;
 }
 
 /* ---- the snapshot */
@@ -272,24 +266,27 @@ static int write_all(int fd, const char *p, size_t len)
 	return 0;
 }
 
+/* the snapshot's text (free it) */
 static char *snapshot_text(struct state *st, const struct slot *const *slots, size_t n, unsigned next_id,
 			   uint64_t seq)
 {
-	json_t *arr = json_array(), *top;
-	char *text;
+	struct state_text t;
 
-	for (size_t i = 0; arr && i < n; i++) {
-		if (json_array_append_new(arr, state_slot_to_json(slots[i])) < 0) {
-			json_decref(arr);
-			return NULL;
-		}
+	state_text_init(&t, NULL, 0);
+	state_text_printf(&t, "{\"version\":%d,\"root\":", STATE_VERSION);
+	state_text_str(&t, st->root);
+	state_text_printf(&t, ",\"next_id\":%u,\"journal\":%llu,\"slots\":[", next_id, (unsigned long long)seq);
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			state_text_put(&t, ",", 1);
+		state_text_slot(&t, slots[i]);
 	}
-	top = arr ? json_pack("{s:i, s:s, s:I, s:I, s:o}", "version", STATE_VERSION, "root", st->root, "next_id",
-			      (json_int_t)next_id, "journal", (json_int_t)seq, "slots", arr)
-		  : NULL;
-	text = top ? json_dumps(top, JSON_COMPACT) : NULL;
-	json_decref(top);
-	return text;
+	state_text_put(&t, "]}", 2);
+	if (t.err) {
+		state_text_fini(&t);
+		return NULL;
+	}
+	return t.p;
 }
 
 /* state.json.tmp, then rename over state.json */

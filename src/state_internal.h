@@ -4,6 +4,7 @@
 
 #include <ev.h>
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -33,8 +34,24 @@ struct state {
 	ev_child child;
 };
 
-/* one slot, as in the snapshot's "slots" array and in a journal's put record */
-json_t *state_slot_to_json(const struct slot *s);
+/* Text built in a caller's buffer, moved to the heap when it outgrows it;
+ * err is set (-ENOMEM) once an append fails, and later appends do nothing. */
+struct state_text {
+	char *p;
+	size_t len, cap;
+	bool heap;
+	int err;
+};
+
+void state_text_init(struct state_text *t, char *buf, size_t cap);
+void state_text_fini(struct state_text *t);
+void state_text_put(struct state_text *t, const char *s, size_t n);
+void state_text_printf(struct state_text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* s quoted as a JSON string */
+void state_text_str(struct state_text *t, const char *s);
+/* one slot, as in the snapshot's "slots" array and in a journal's put record
+ * (state_text.c) */
+void state_text_slot(struct state_text *t, const struct slot *s);
 /* 0, or -EINVAL with *why (static text) */
 int state_slot_from_json(json_t *j, struct slot *s, const char **why);
 

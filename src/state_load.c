@@ -1,6 +1,5 @@
-/* state_load.c - one slot as JSON (the snapshot and the journal share it),
- * and loading: the snapshot, then every journal it does not cover, in order.
- * A bad entry costs that entry only; what makes the whole state unusable is
+/* state_load.c - loading: the snapshot, then every journal it does not
+ * cover, in order. A bad entry costs that entry only; what makes the whole state unusable is
  * a snapshot that is not JSON or not ours, or another pool root. */
 #include "config.h"
 
@@ -25,34 +24,6 @@
 #define EROOT EXDEV /* internal: a journal written for another pool root */
 
 /* ---- one slot */
-
-static json_t *run_to_json(const struct run *r)
-{
-	return json_pack("{s:I, s:I, s:i, s:I, s:I, s:I, s:i, s:b}", "started", (json_int_t)r->started_us, "ended",
-			 (json_int_t)r->ended_us, "exit_status", r->exit_status, "memory_peak",
-			 (json_int_t)r->memory_peak, "oom_kills", (json_int_t)r->oom_kills, "oom_base",
-			 (json_int_t)r->oom_base, "signal", r->signal, "unsupervised", r->unsupervised);
-}
-
-/* the recent runs oldest first: at most SLOT_RECENT_RUNS of them */
-json_t *state_slot_to_json(const struct slot *s)
-{
-	json_t *runs = json_array();
-	unsigned n = s->nrecent < SLOT_RECENT_RUNS ? s->nrecent : SLOT_RECENT_RUNS;
-
-	for (unsigned i = 0; i < n; i++) {
-		unsigned idx = (s->nrecent - n + i) % SLOT_RECENT_RUNS;
-		if (json_array_append_new(runs, run_to_json(&s->recent[idx])) < 0) {
-			json_decref(runs);
-			return NULL;
-		}
-	}
-	return json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:o, s:I, s:b, s:o}", "name", s->name, "key", s->key,
-			 "class", s->class_name, "state", slot_state_name(s->state), "runs", (json_int_t)s->runs,
-			 "cgroup_id", (json_int_t)s->cgroup_id, "idle_since", (json_int_t)s->idle_since_us,
-			 "recent_runs", runs, "owner_uid", (json_int_t)s->owner_uid, "released", s->released,
-			 "run_limits", state_run_limits_json(s->run_limits));
-}
 
 json_t *state_run_limits_json(unsigned mask)
 {

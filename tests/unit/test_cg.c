@@ -522,6 +522,73 @@ static void test_memory(void **state)
 	assert_int_equal(cg_slot_remove(T.cg, "slot-m"), 0);
 }
 
+/* descriptors this process holds on files below a slot's directories */
+static int fds_below(const char *slot)
+{
+	char sub[64], link[PATH_MAX * 2], target[PATH_MAX];
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+	int n = 0;
+
+	assert_non_null(d);
+	snprintf(sub, sizeof(sub), "/%s/", slot);
+	while ((de = readdir(d))) {
+		ssize_t len;
+		snprintf(link, sizeof(link), "/proc/self/fd/%s", de->d_name);
+		len = readlink(link, target, sizeof(target) - 1);
+		if (len > 0) {
+			target[len] = '\0';
+			n += strstr(target, sub) != NULL && strstr(target, T.root) != NULL;
+		}
+	}
+	closedir(d);
+	return n;
+}
+
+/* The files a placement touches stay open between accesses; a slot removed
+ * and made again behind the layer's back is still placed into and read
+ * right (the kept descriptors of the old directory are dropped on ENODEV),
+ * and removing a slot closes its files. */
+static void test_kept_files(void **state)
+{
+	char p[PATH_MAX * 2];
+	unsigned nprocs = 0;
+	int wfd, n;
+	pid_t pid;
+
+	assert_int_equal(cg_slot_create(T.cg, "slot-f"), 0);
+	pid = spawn(NULL, &wfd);
+	assert_int_equal(cg_slot_attach(T.cg, "slot-f", pid), 0);
+	assert_int_equal(cg_slot_nprocs(T.cg, "slot-f", &nprocs), 0);
+	assert_int_equal(nprocs, 1);
+	n = fds_below("slot-f");
+	printf("# %d files of slot-f kept open\n", n);
+	assert_true(n >= (int)T.nmounts); /* cgroup.procs in every hierarchy at least */
+	close(wfd);
+	reap(pid);
+	assert_int_equal(cg_slot_nprocs(T.cg, "slot-f", &nprocs), 0);
+	assert_int_equal(nprocs, 0); /* read now, not a list kept from before */
+	for (size_t i = 0; i < T.nmounts; i++) {
+		snprintf(p, sizeof(p), "%s%s/slot-f", T.mounts[i].point, T.root);
+		assert_int_equal(rmdir(p), 0);
+		assert_int_equal(mkdir(p, 0755), 0);
+	}
+	pid = spawn(NULL, &wfd);
+	assert_int_equal(cg_slot_attach(T.cg, "slot-f", pid), 0);
+	assert_int_equal(cg_slot_nprocs(T.cg, "slot-f", &nprocs), 0);
+	assert_int_equal(nprocs, 1);
+	for (size_t i = 0; i < T.nmounts; i++) {
+		char procs[64] = "";
+		snprintf(p, sizeof(p), "%s%s/slot-f/cgroup.procs", T.mounts[i].point, T.root);
+		assert_true(file_read(p, procs, sizeof(procs)) > 0);
+		assert_int_equal(atoi(procs), pid);
+	}
+	close(wfd);
+	reap(pid);
+	assert_int_equal(cg_slot_remove(T.cg, "slot-f"), 0);
+	assert_int_equal(fds_below("slot-f"), 0);
+}
+
 static int real_setup(void)
 {
 	char err[512] = "";
@@ -570,6 +637,7 @@ int main(void)
 		cmocka_unit_test(test_slots),
 		cmocka_unit_test(test_attach_watch),
 		cmocka_unit_test(test_attach_esrch),
+		cmocka_unit_test(test_kept_files),
 		cmocka_unit_test(test_kill),
 		cmocka_unit_test(test_resources),
 		cmocka_unit_test(test_memory),

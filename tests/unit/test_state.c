@@ -73,9 +73,13 @@ static struct slot *model_set(struct model *m, unsigned id, unsigned seed)
 	s->state = (enum slot_state)(seed % 3); /* warm, running, idle */
 	if (s->state != SLOT_WARM) {
 		snprintf(s->key, sizeof(s->key), "job-%u.%u:x@y+z=w,v", id, seed);
-		snprintf(s->class_name, sizeof(s->class_name), seed % 2 ? "batch" : "");
+		/* a class name with what JSON text must escape */
+		snprintf(s->class_name, sizeof(s->class_name), seed % 2 ? "batch" : seed % 4 ? "q\"b\\s\x01\x1f\xc3\xa9" : "");
 		s->runs = seed;
 		s->nrecent = seed % 13; /* up to 12: the ring wraps */
+		s->owner_uid = seed % 5 ? 0 : 1000 + seed;
+		s->released = seed % 7 == 1;
+		s->run_limits = (uint8_t)(seed % 4); /* the first two resource keys */
 	}
 	s->cgroup_id = 1000 + id;
 	s->idle_since_us = s->state == SLOT_IDLE ? 1700000000000000LL + seed : 0;
@@ -87,6 +91,8 @@ static struct slot *model_set(struct model *m, unsigned id, unsigned seed)
 		r->memory_peak = (uint64_t)seed << 20 | i;
 		r->oom_kills = i % 2;
 		r->oom_base = seed + i;
+		r->signal = i % 5 == 2 ? 9 : 0;
+		r->unsupervised = i % 6 == 5;
 	}
 	m->present[id] = true;
 	if (id >= m->next_id)
@@ -102,6 +108,8 @@ static void assert_run_equal(const struct run *a, const struct run *b)
 	assert_int_equal(a->memory_peak, b->memory_peak);
 	assert_int_equal(a->oom_kills, b->oom_kills);
 	assert_int_equal(a->oom_base, b->oom_base);
+	assert_int_equal(a->signal, b->signal);
+	assert_int_equal(a->unsupervised, b->unsupervised);
 }
 
 /* equal as the pool sees them: the last SLOT_RECENT_RUNS runs, in order */
@@ -118,6 +126,9 @@ static void assert_slot_equal(const struct slot *a, const struct slot *b)
 	assert_int_equal(a->cgroup_id, b->cgroup_id);
 	assert_int_equal(a->runs, b->runs);
 	assert_int_equal(a->idle_since_us, b->idle_since_us);
+	assert_int_equal(a->owner_uid, b->owner_uid);
+	assert_int_equal(a->released, b->released);
+	assert_int_equal(a->run_limits, b->run_limits);
 	assert_int_equal(na, nb);
 	for (unsigned i = 0; i < na; i++)
 		assert_run_equal(&a->recent[(a->nrecent - na + i) % SLOT_RECENT_RUNS],
