@@ -146,20 +146,24 @@ static void put(struct cg_files *f, struct cg_file *e, bool gone)
 	pthread_mutex_unlock(&f->lock);
 }
 
+/* The kernel prints these files whole at each read (one record): a read
+ * shorter than asked for is the whole text, and no second read is needed
+ * to see the end. */
 static ssize_t read_at0(int fd, char *buf, size_t len)
 {
 	size_t off = 0;
 
 	while (off < len - 1) {
-		ssize_t n = pread(fd, buf + off, len - 1 - off, (off_t)off);
+		size_t want = len - 1 - off;
+		ssize_t n = pread(fd, buf + off, want, (off_t)off);
 
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
 			return -errno;
-		if (n == 0)
-			break;
 		off += (size_t)n;
+		if ((size_t)n < want)
+			break;
 	}
 	buf[off] = '\0';
 	return (ssize_t)off;

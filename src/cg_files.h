@@ -27,7 +27,9 @@ int cg_files_new(struct cg_files **out);
 void cg_files_free(struct cg_files *f);
 
 /* read up to len-1 bytes from offset 0 and NUL-terminate: the byte count or
- * -errno (like file_read) */
+ * -errno (like file_read). For files the kernel prints whole at each read
+ * (cgroup.events, the memory counters; not a pid list): a short read is
+ * taken as the end. */
 ssize_t cg_files_read(struct cg_files *f, const char *path, char *buf, size_t len);
 /* one write of s at offset 0: 0 or -errno (like file_write_str) */
 int cg_files_write(struct cg_files *f, const char *path, const char *s);
