@@ -141,12 +141,29 @@ const struct cg_fs_ops cg_fs_real = {
 
 /* ---- helpers shared with cg_discover.c and cg_res.c */
 
+/* appends s (and a '/' before it when slash) at buf + *len, within PATH_MAX */
+static bool path_add(char *buf, size_t *len, const char *s, bool slash)
+{
+	size_t n = strlen(s);
+
+	if (*len + slash + n >= PATH_MAX)
+		return false;
+	if (slash)
+		buf[(*len)++] = '/';
+	memcpy(buf + *len, s, n + 1);
+	*len += n;
+	return true;
+}
+
+/* dir[/name][/file]; called for every file access, so no printf */
 int cg_hpath(const struct cg *cg, int h, const char *name, const char *file, char *buf)
 {
-	int n = snprintf(buf, PATH_MAX, "%s%s%s%s%s", cg->hier[h].dir, name ? "/" : "", name ? name : "",
-			 file ? "/" : "", file ? file : "");
+	size_t len = 0;
 
-	return n >= PATH_MAX ? -ENAMETOOLONG : 0;
+	if (!path_add(buf, &len, cg->hier[h].dir, false) || (name && !path_add(buf, &len, name, true)) ||
+	    (file && !path_add(buf, &len, file, true)))
+		return -ENAMETOOLONG;
+	return 0;
 }
 
 int cg_read(const struct cg *cg, const char *path, char *buf, size_t len)

@@ -25,6 +25,7 @@ struct cg_file {
 struct cg_files {
 	pthread_mutex_t lock;
 	uint64_t tick;
+	uint64_t live[CG_FILES_MAX]; /* v[i].hash while v[i] can be looked up, else 0: a short scan */
 	struct cg_file v[CG_FILES_MAX];
 };
 
@@ -39,11 +40,21 @@ int cg_files_new(struct cg_files **out)
 	return 0;
 }
 
-static void entry_clear(struct cg_file *e)
+static void entry_clear(struct cg_files *f, struct cg_file *e)
 {
+	f->live[e - f->v] = 0;
 	close(e->fd);
 	free(e->path);
 	memset(e, 0, sizeof(*e));
+}
+
+/* out of lookups; closed now or by its last user */
+static void entry_forget(struct cg_files *f, struct cg_file *e)
+{
+	f->live[e - f->v] = 0;
+	e->dead = true;
+	if (!e->users)
+		entry_clear(f, e);
 }
 
 void cg_files_free(struct cg_files *f)
@@ -52,7 +63,7 @@ void cg_files_free(struct cg_files *f)
 		return;
 	for (size_t i = 0; i < CG_FILES_MAX; i++)
 		if (f->v[i].path)
-			entry_clear(&f->v[i]);
+			entry_clear(f, &f->v[i]);
 	pthread_mutex_destroy(&f->lock);
 	free(f);
 }
@@ -63,7 +74,7 @@ static uint64_t path_hash(const char *s)
 
 	for (; *s; s++)
 		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-	return h;
+	return h | 1; /* never 0, the mark of a free entry */
 }
 
 /* locked: the live entry for path and mode, or NULL */
@@ -72,7 +83,7 @@ static struct cg_file *lookup(struct cg_files *f, const char *path, uint64_t has
 	for (size_t i = 0; i < CG_FILES_MAX; i++) {
 		struct cg_file *e = &f->v[i];
 
-		if (e->path && !e->dead && e->hash == hash && e->mode == mode && strcmp(e->path, path) == 0)
+		if (f->live[i] == hash && e->mode == mode && strcmp(e->path, path) == 0)
 			return e;
 	}
 	return NULL;
@@ -93,7 +104,7 @@ static struct cg_file *room(struct cg_files *f)
 			lru = e;
 	}
 	if (lru)
-		entry_clear(lru);
+		entry_clear(f, lru);
 	return lru;
 }
 
@@ -126,6 +137,7 @@ static struct cg_file *get(struct cg_files *f, const char *path, int mode, int *
 	e = copy ? room(f) : NULL;
 	if (e) {
 		*e = (struct cg_file){ copy, hash, mode, *fd, 1, false, ++f->tick };
+		f->live[e - f->v] = hash;
 		*fd = -1;
 	} else {
 		free(copy);
@@ -139,10 +151,8 @@ static void put(struct cg_files *f, struct cg_file *e, bool gone)
 {
 	pthread_mutex_lock(&f->lock);
 	e->users--;
-	if (gone)
-		e->dead = true;
-	if (e->dead && !e->users)
-		entry_clear(e);
+	if (gone || e->dead)
+		entry_forget(f, e);
 	pthread_mutex_unlock(&f->lock);
 }
 
@@ -227,9 +237,7 @@ void cg_files_forget(struct cg_files *f, const char *dir)
 
 		if (!e->path || strncmp(e->path, dir, n) != 0 || e->path[n] != '/')
 			continue;
-		e->dead = true;
-		if (!e->users)
-			entry_clear(e);
+		entry_forget(f, e);
 	}
 	pthread_mutex_unlock(&f->lock);
 }
