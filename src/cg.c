@@ -456,12 +456,11 @@ static int read_all(const char *path, char **out, char *err, size_t errlen)
 int cg_open(const char *root, unsigned ctrl_mask, struct cg **out, char *err, size_t errlen)
 {
 	char *mountinfo = NULL, *cgroup_file = NULL;
+	struct cg_files *files = NULL;
 	int r;
 
 	if (!out)
 		return -EINVAL;
-	struct cg_files *files = NULL;
-
 	r = read_all("/proc/self/mountinfo", &mountinfo, err, errlen);
 	if (r == 0)
 		r = read_all("/proc/self/cgroup", &cgroup_file, err, errlen);

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -70,8 +71,13 @@ static void __attribute__((noreturn)) keeper_main(void)
 		dup2(fd, 1);
 		dup2(fd, 2);
 	}
-	for (int i = 3; i < 1024; i++)
-		close(i);
+	/* every descriptor of the daemon's: kept cgroup files among them, which
+	 * must not outlive the daemon's own copies */
+#ifdef SYS_close_range
+	if (syscall(SYS_close_range, 3U, ~0U, 0U) < 0)
+#endif
+		for (long i = 3, n = sysconf(_SC_OPEN_MAX); i < n; i++)
+			close((int)i);
 	setsid();
 	prctl(PR_SET_NAME, "cgpool-keeper");
 	for (;;)

@@ -147,6 +147,9 @@ check "the scope's keeper runs (pid $keeper)" test "$(cat "/proc/$keeper/comm" 2
 kill -9 "$keeper"
 new_keeper() { k=$(head -n 1 "$K/cgroup.procs" 2>/dev/null); [ -n "$k" ] && [ "$k" != "$keeper" ]; }
 check "a new keeper within 10 s of kill -9" wait_for 10 new_keeper
+k=$(head -n 1 "$K/cgroup.procs")
+check "the new keeper holds none of the daemon's descriptors (only 0, 1, 2)" \
+	test "$(ls "/proc/$k/fd" | tr '\n' ' ')" = "0 1 2 "
 journalctl --sync
 check "the journal says the keeper was replaced" sh -c "journalctl --no-pager -u cgpoold | grep -q 'its keeper was gone'"
 kill "$web" 2> /dev/null
