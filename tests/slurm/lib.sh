@@ -158,7 +158,7 @@ SlurmdDebug=info
 PlugStackConfig=$S_DIR/plugstack.conf
 $s_plugins
 SchedulerType=sched/backfill
-SchedulerParameters=batch_sched_delay=0
+SchedulerParameters=batch_sched_delay=0,sched_interval=2
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core_Memory
 DefMemPerCPU=256
