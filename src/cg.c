@@ -20,11 +20,9 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-/* ---- the real filesystem; ctx is the set of files kept open (cg_files.h) */
+/* ---- the real filesystem; ctx is a struct cg_real (cg_internal.h) */
 
-/* The files a placement and a run's end touch each time: kept open. Not
- * for reading cgroup.procs: on cgroup v1 an open file goes on reading the
- * pid list the kernel built for it (cached for a second after each read). */
+/* The files a placement and a run's end touch each time: kept open. */
 static bool kept_file(const char *path, bool write)
 {
 	static const char *const names[] = { "cgroup.procs", "cgroup.events", "memory.oom_control",
@@ -40,31 +38,60 @@ static bool kept_file(const char *path, bool write)
 	return false;
 }
 
+/* A pid list kept open for reading: cgroup.procs below the cgroup2 pool
+ * root, where a read at offset 0 walks the cgroup's tasks again. On cgroup
+ * v1 an open file goes on reading the pid list the kernel built for it
+ * (cached for a second after each read). */
+static bool kept_list(const struct cg_real *real, const char *path)
+{
+	size_t n = real->v2len;
+
+	return n && strncmp(path, real->v2, n) == 0 && path[n] == '/' && strcmp(strrchr(path, '/'), "/cgroup.procs") == 0;
+}
+
+/* One read of a seq_file stops at its buffer (a page at least) less the
+ * longest record ("4194304\n"): a shorter pid list read at once is whole. */
+#define LIST_ONE_READ (4096 - 8)
+
 static int real_mkdir(void *ctx, const char *path)
 {
-	if (ctx) /* a cgroup of this name removed behind our back */
-		cg_files_forget(ctx, path);
+	struct cg_real *real = ctx;
+
+	if (real) /* a cgroup of this name removed behind our back */
+		cg_files_forget(real->files, path);
 	return mkdir(path, 0755) < 0 ? -errno : 0;
 }
 
 static int real_rmdir(void *ctx, const char *path)
 {
-	if (ctx)
-		cg_files_forget(ctx, path);
+	struct cg_real *real = ctx;
+
+	if (real)
+		cg_files_forget(real->files, path);
 	return rmdir(path) < 0 ? -errno : 0;
 }
 
 static ssize_t real_read(void *ctx, const char *path, char *buf, size_t len)
 {
-	if (ctx && kept_file(path, false))
-		return cg_files_read(ctx, path, buf, len);
+	struct cg_real *real = ctx;
+	ssize_t r;
+
+	if (real && kept_file(path, false))
+		return cg_files_read(real->files, path, buf, len);
+	if (real && kept_list(real, path)) {
+		r = cg_files_read(real->files, path, buf, len); /* one pread */
+		if (r < 0 || ((size_t)r < len - 1 && r < LIST_ONE_READ))
+			return r;
+	}
 	return file_read(path, buf, len);
 }
 
 static int real_write(void *ctx, const char *path, const char *s)
 {
-	if (ctx && kept_file(path, true))
-		return cg_files_write(ctx, path, s);
+	struct cg_real *real = ctx;
+
+	if (real && kept_file(path, true))
+		return cg_files_write(real->files, path, s);
 	return file_write_str(path, s);
 }
 
@@ -456,7 +483,7 @@ static int read_all(const char *path, char **out, char *err, size_t errlen)
 int cg_open(const char *root, unsigned ctrl_mask, struct cg **out, char *err, size_t errlen)
 {
 	char *mountinfo = NULL, *cgroup_file = NULL;
-	struct cg_files *files = NULL;
+	struct cg_real *real = NULL;
 	int r;
 
 	if (!out)
@@ -464,14 +491,22 @@ int cg_open(const char *root, unsigned ctrl_mask, struct cg **out, char *err, si
 	r = read_all("/proc/self/mountinfo", &mountinfo, err, errlen);
 	if (r == 0)
 		r = read_all("/proc/self/cgroup", &cgroup_file, err, errlen);
-	if (r == 0 && cg_files_new(&files) < 0)
-		files = NULL; /* every access opens its file */
+	if (r == 0 && (real = calloc(1, sizeof(*real))) != NULL && cg_files_new(&real->files) < 0) {
+		free(real);
+		real = NULL; /* every access opens its file */
+	}
 	if (r == 0)
-		r = open_common(&cg_fs_real, files, mountinfo, cgroup_file, root, ctrl_mask, true, out, err, errlen);
-	if (r == 0)
-		(*out)->files = files;
-	else
-		cg_files_free(files);
+		r = open_common(&cg_fs_real, real, mountinfo, cgroup_file, root, ctrl_mask, true, out, err, errlen);
+	if (r == 0 && real) {
+		(*out)->real = real;
+		if ((*out)->track >= 0) {
+			snprintf(real->v2, sizeof(real->v2), "%s", (*out)->hier[(*out)->track].dir);
+			real->v2len = strlen(real->v2);
+		}
+	} else if (real) {
+		cg_files_free(real->files);
+		free(real);
+	}
 	free(mountinfo);
 	free(cgroup_file);
 	return r;
@@ -493,7 +528,10 @@ void cg_close(struct cg *cg)
 	hmap_fini(&cg->ents_by_wd);
 	if (cg->ifd >= 0)
 		close(cg->ifd);
-	cg_files_free(cg->files);
+	if (cg->real) {
+		cg_files_free(cg->real->files);
+		free(cg->real);
+	}
 	free(cg);
 }
 
@@ -692,14 +730,15 @@ int cg_slot_attach(struct cg *cg, const char *name, pid_t pid)
 	return 0;
 }
 
-/* cgroup.procs of the slot in the memory hierarchy, whole */
+/* cgroup.procs of the slot, whole: in the cgroup2 hierarchy when there is
+ * one (whose cgroup.events ends a run), else in the memory hierarchy */
 int cg_read_procs(struct cg *cg, const char *name, char **out)
 {
 	char path[PATH_MAX], *buf = NULL;
 	int r = cg_name_valid(name);
 
 	if (r == 0)
-		r = cg_hpath(cg, cg->mem, name, "cgroup.procs", path);
+		r = cg_hpath(cg, cg->track >= 0 ? cg->track : cg->mem, name, "cgroup.procs", path);
 	if (r < 0)
 		return r;
 	for (size_t len = 4096; len <= (64u << 20); len *= 2) {

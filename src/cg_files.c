@@ -22,10 +22,16 @@ struct cg_file {
 	uint64_t used;      /* the tick of its last use */
 };
 
+/* The index of the entries that can be looked up: open addressing on the
+ * path's hash, linear probing, removal by shifting back. */
+#define IDX_SIZE (2 * CG_FILES_MAX) /* a power of two */
+
 struct cg_files {
 	pthread_mutex_t lock;
 	uint64_t tick;
-	uint64_t live[CG_FILES_MAX]; /* v[i].hash while v[i] can be looked up, else 0: a short scan */
+	unsigned n;                 /* entries with a path */
+	unsigned long opened;       /* open(2) calls */
+	uint16_t idx[IDX_SIZE];     /* 0: empty, else 1 + the entry's index in v */
 	struct cg_file v[CG_FILES_MAX];
 };
 
@@ -40,9 +46,51 @@ int cg_files_new(struct cg_files **out)
 	return 0;
 }
 
+static size_t idx_home(uint64_t hash)
+{
+	return (size_t)(hash ^ (hash >> 32)) & (IDX_SIZE - 1);
+}
+
+static void idx_add(struct cg_files *f, struct cg_file *e)
+{
+	size_t k = idx_home(e->hash), n = 0;
+
+	while (f->idx[k] && ++n < IDX_SIZE) /* never full: twice the entries */
+		k = (k + 1) & (IDX_SIZE - 1);
+	if (!f->idx[k])
+		f->idx[k] = (uint16_t)(e - f->v + 1);
+}
+
+/* e out of the index, if it is there; the entries after it in its run move
+ * back to where a lookup still finds them */
+static void idx_del(struct cg_files *f, struct cg_file *e)
+{
+	size_t k = idx_home(e->hash), j, n = 0;
+	uint16_t want = (uint16_t)(e - f->v + 1);
+
+	while (f->idx[k] && f->idx[k] != want && ++n < IDX_SIZE)
+		k = (k + 1) & (IDX_SIZE - 1);
+	if (f->idx[k] != want)
+		return;
+	for (j = k, n = 0; ++n < IDX_SIZE;) {
+		j = (j + 1) & (IDX_SIZE - 1);
+		if (!f->idx[j])
+			break;
+		size_t h = idx_home(f->v[f->idx[j] - 1].hash);
+		bool stays = k <= j ? k < h && h <= j : k < h || h <= j; /* h in (k, j], cyclically */
+		if (!stays) {
+			f->idx[k] = f->idx[j];
+			k = j;
+		}
+	}
+	f->idx[k] = 0;
+}
+
 static void entry_clear(struct cg_files *f, struct cg_file *e)
 {
-	f->live[e - f->v] = 0;
+	if (!e->dead)
+		idx_del(f, e);
+	f->n--;
 	close(e->fd);
 	free(e->path);
 	memset(e, 0, sizeof(*e));
@@ -51,7 +99,8 @@ static void entry_clear(struct cg_files *f, struct cg_file *e)
 /* out of lookups; closed now or by its last user */
 static void entry_forget(struct cg_files *f, struct cg_file *e)
 {
-	f->live[e - f->v] = 0;
+	if (!e->dead)
+		idx_del(f, e);
 	e->dead = true;
 	if (!e->users)
 		entry_clear(f, e);
@@ -80,32 +129,61 @@ static uint64_t path_hash(const char *s)
 /* locked: the live entry for path and mode, or NULL */
 static struct cg_file *lookup(struct cg_files *f, const char *path, uint64_t hash, int mode)
 {
-	for (size_t i = 0; i < CG_FILES_MAX; i++) {
-		struct cg_file *e = &f->v[i];
+	size_t k = idx_home(hash);
 
-		if (f->live[i] == hash && e->mode == mode && strcmp(e->path, path) == 0)
+	for (size_t n = 0; f->idx[k] && n < IDX_SIZE; n++, k = (k + 1) & (IDX_SIZE - 1)) {
+		struct cg_file *e = &f->v[f->idx[k] - 1];
+
+		if (e->hash == hash && e->mode == mode && strcmp(e->path, path) == 0)
 			return e;
 	}
 	return NULL;
 }
 
-/* locked: a free entry, else the least recently used one nobody is in (its
- * file closed), else NULL */
-static struct cg_file *room(struct cg_files *f)
+/* locked: the least recently used entry nobody is in, or NULL */
+static struct cg_file *lru_unused(struct cg_files *f)
 {
 	struct cg_file *lru = NULL;
 
 	for (size_t i = 0; i < CG_FILES_MAX; i++) {
 		struct cg_file *e = &f->v[i];
 
-		if (!e->path)
-			return e;
-		if (!e->users && (!lru || e->used < lru->used))
+		if (e->path && !e->users && (!lru || e->used < lru->used))
 			lru = e;
 	}
-	if (lru)
-		entry_clear(f, lru);
 	return lru;
+}
+
+/* locked: a free entry, else the least recently used one nobody is in (its
+ * file closed), else NULL */
+static struct cg_file *room(struct cg_files *f)
+{
+	struct cg_file *e;
+
+	if (f->n < CG_FILES_MAX) {
+		for (size_t i = 0; i < CG_FILES_MAX; i++)
+			if (!f->v[i].path)
+				return &f->v[i];
+	}
+	e = lru_unused(f);
+	if (e)
+		entry_clear(f, e);
+	return e;
+}
+
+/* Out of descriptors: the least recently used quarter of the kept files is
+ * closed so the daemon's other descriptors (clients, new cgroups) get room. */
+static void give_back(struct cg_files *f)
+{
+	pthread_mutex_lock(&f->lock);
+	for (unsigned i = 0; i < CG_FILES_MAX / 4; i++) {
+		struct cg_file *e = lru_unused(f);
+
+		if (!e)
+			break;
+		entry_clear(f, e);
+	}
+	pthread_mutex_unlock(&f->lock);
 }
 
 /* The entry for path, in use by the caller until put(); NULL when the file
@@ -126,7 +204,14 @@ static struct cg_file *get(struct cg_files *f, const char *path, int mode, int *
 	pthread_mutex_unlock(&f->lock);
 	if (e)
 		return e;
+	pthread_mutex_lock(&f->lock);
+	f->opened++;
+	pthread_mutex_unlock(&f->lock);
 	*fd = open(path, mode | O_CLOEXEC);
+	if (*fd < 0 && (errno == EMFILE || errno == ENFILE)) {
+		give_back(f);
+		*fd = open(path, mode | O_CLOEXEC);
+	}
 	if (*fd < 0) {
 		*err = -errno;
 		return NULL;
@@ -137,7 +222,8 @@ static struct cg_file *get(struct cg_files *f, const char *path, int mode, int *
 	e = copy ? room(f) : NULL;
 	if (e) {
 		*e = (struct cg_file){ copy, hash, mode, *fd, 1, false, ++f->tick };
-		f->live[e - f->v] = hash;
+		f->n++;
+		idx_add(f, e);
 		*fd = -1;
 	} else {
 		free(copy);
@@ -223,6 +309,16 @@ ssize_t cg_files_read(struct cg_files *f, const char *path, char *buf, size_t le
 int cg_files_write(struct cg_files *f, const char *path, const char *s)
 {
 	return (int)access_file(f, path, O_WRONLY, NULL, 0, s);
+}
+
+unsigned long cg_files_opened(struct cg_files *f)
+{
+	unsigned long n;
+
+	pthread_mutex_lock(&f->lock);
+	n = f->opened;
+	pthread_mutex_unlock(&f->lock);
+	return n;
 }
 
 void cg_files_forget(struct cg_files *f, const char *dir)

@@ -21,18 +21,20 @@
 struct cg_files;
 
 /* the number of descriptors kept open at most */
-#define CG_FILES_MAX 96
+#define CG_FILES_MAX 512
 
 int cg_files_new(struct cg_files **out);
 void cg_files_free(struct cg_files *f);
 
-/* read up to len-1 bytes from offset 0 and NUL-terminate: the byte count or
- * -errno (like file_read). For files the kernel prints whole at each read
- * (cgroup.events, the memory counters; not a pid list): a short read is
- * taken as the end. */
+/* one read of up to len-1 bytes at offset 0, NUL-terminated: the byte count
+ * or -errno (like file_read). Whole for files the kernel prints whole at
+ * each read (cgroup.events, the memory counters); of a longer seq_file (a
+ * pid list) it may be the first part only. */
 ssize_t cg_files_read(struct cg_files *f, const char *path, char *buf, size_t len);
 /* one write of s at offset 0: 0 or -errno (like file_write_str) */
 int cg_files_write(struct cg_files *f, const char *path, const char *s);
+/* the files opened so far (each access the table did not hold) */
+unsigned long cg_files_opened(struct cg_files *f);
 /* close (or have the last user close) every file below dir */
 void cg_files_forget(struct cg_files *f, const char *dir);
 

@@ -30,6 +30,14 @@ struct cg_slotent {
 	char name[]; /* the slot's directory name */
 };
 
+/* The real filesystem's ctx: the files kept open, and the cgroup2 pool root
+ * below which a pid list may be read from a kept file. */
+struct cg_real {
+	struct cg_files *files;
+	char v2[PATH_MAX]; /* "" when there is no cgroup2 hierarchy */
+	size_t v2len;
+};
+
 struct cg {
 	const struct cg_fs_ops *ops;
 	void *ctx;
@@ -43,7 +51,7 @@ struct cg {
 	int ifd;                   /* inotify fd, -1 without tracking */
 	struct hmap ents;          /* name -> struct cg_slotent */
 	struct hmap ents_by_wd;    /* inotify wd -> struct cg_slotent */
-	struct cg_files *files;    /* the real filesystem's open files (ctx), NULL simulated */
+	struct cg_real *real;      /* the real filesystem's ctx, NULL simulated */
 };
 
 /* controller table: bit, v2 name, v1 name */

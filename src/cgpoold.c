@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "cg.h"
+#include "cg_files.h"
 #include "conf.h"
 #include "dying.h"
 #include "job.h"
@@ -305,12 +306,13 @@ static void start_pressure(struct daemon *d)
 		log_info("memory pressure: trigger \"%s\" on %s", PRESSURE_TRIGGER, path);
 }
 
-/* Descriptors: one per running slot (its memory.peak, v2), one per client,
- * and a few of our own. Raise the soft limit toward the hard one; say so
- * when even the hard limit is short of max_slots. */
+/* Descriptors: one per running slot (its memory.peak, v2), two per client
+ * (socket, pidfd), the cgroup files kept open and a few of our own. Raise
+ * the soft limit toward the hard one; say so when even the hard limit is
+ * short of max_slots. */
 static void raise_nofile(const struct conf *c)
 {
-	rlim_t want = (rlim_t)c->pool.max_slots + 2 * (rlim_t)c->daemon.max_connections + 256; /* socket, pidfd */
+	rlim_t want = (rlim_t)c->pool.max_slots + 2 * (rlim_t)c->daemon.max_connections + CG_FILES_MAX + 256;
 	struct rlimit rl;
 
 	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= want)

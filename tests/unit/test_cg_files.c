@@ -1,8 +1,8 @@
 /* unit tests: the cgroup files kept open between accesses (cg_files.c), on
  * plain files in a temporary directory: what is read is the file's text at
  * that moment, the number of open descriptors stays bounded, a forgotten
- * directory's files are closed, and a thread forgetting while another reads
- * breaks nothing. The kernel's side (a removed cgroup, ENODEV) is
+ * directory's files are closed, a thread forgetting while another reads
+ * breaks nothing, and out of descriptors the table gives some back. The kernel's side (a removed cgroup, ENODEV) is
  * test_cg.c's test_kept_files. */
 #include "config.h"
 
@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -161,6 +162,112 @@ static void test_forget(void **state)
 	assert_string_equal(buf, "new");
 }
 
+/* Files of several directories, more than the table holds, read in a
+ * pseudo-random order while directories are forgotten now and then: every
+ * read returns its own file's text (the index finds the right entry after
+ * entries leave it), a forgotten directory keeps nothing open, and the
+ * count stays bounded. */
+static void test_churn(void **state)
+{
+	struct cg_files *f = *state;
+	static const char *const dirs[] = { "e0", "e1", "e2", "e3" };
+	const unsigned per = CG_FILES_MAX / 2;
+	char p[PATH_MAX], buf[32], want[32];
+	uint32_t x = 12345;
+	unsigned forgets = 0;
+	unsigned long opened;
+
+	for (unsigned d = 0; d < 4; d++) {
+		make_files(dirs[d], per);
+		for (unsigned i = 0; i < per; i++) {
+			path_of(p, dirs[d], i);
+			snprintf(want, sizeof(want), "%s %u", dirs[d], i);
+			assert_int_equal(file_write_str(p, want), 0);
+		}
+	}
+	for (unsigned n = 0; n < 20000; n++) {
+		unsigned d, i;
+		x = x * 1103515245u + 12345u;
+		d = (x >> 16) % 4;
+		i = (x >> 4) % per;
+		if ((x >> 24) % 64 == 0) {
+			snprintf(p, sizeof(p), "%s/%s", base, dirs[d]);
+			cg_files_forget(f, p);
+			if (forgets++ % 16 == 0)
+				assert_int_equal(open_below(dirs[d]), 0);
+			continue;
+		}
+		path_of(p, dirs[d], i);
+		snprintf(want, sizeof(want), "%s %u", dirs[d], i);
+		assert_int_equal(cg_files_read(f, p, buf, sizeof(buf)), (ssize_t)strlen(want));
+		assert_string_equal(buf, want);
+		opened = cg_files_opened(f); /* read again: found, not opened again */
+		assert_int_equal(cg_files_read(f, p, buf, sizeof(buf)), (ssize_t)strlen(want));
+		assert_int_equal(cg_files_opened(f), opened);
+	}
+	assert_true(forgets > 0);
+	/* A full table, half of it forgotten (entries move back in the index,
+	 * across its end too): every file still kept is found, none opened
+	 * again. Each round another window of files and another pair of
+	 * directories. */
+	for (unsigned round = 0; round < 64; round++) {
+		unsigned o = round * 37 % (per - CG_FILES_MAX / 4), gone = round % 4,
+			 gone2 = (gone + 1 + round / 4 % 3) % 4;
+		for (unsigned d = 0; d < 4; d++)
+			for (unsigned i = o; i < o + CG_FILES_MAX / 4; i++) {
+				path_of(p, dirs[d], i);
+				assert_true(cg_files_read(f, p, buf, sizeof(buf)) > 0);
+			}
+		snprintf(p, sizeof(p), "%s/%s", base, dirs[gone]);
+		cg_files_forget(f, p);
+		snprintf(p, sizeof(p), "%s/%s", base, dirs[gone2]);
+		cg_files_forget(f, p);
+		opened = cg_files_opened(f);
+		for (unsigned d = 0; d < 4; d++)
+			for (unsigned i = o; i < o + CG_FILES_MAX / 4; i++) {
+				if (d == gone || d == gone2)
+					continue;
+				path_of(p, dirs[d], i);
+				snprintf(want, sizeof(want), "%s %u", dirs[d], i);
+				assert_true(cg_files_read(f, p, buf, sizeof(buf)) > 0);
+				assert_string_equal(buf, want);
+			}
+		assert_int_equal(cg_files_opened(f), opened);
+	}
+	assert_true(open_below("e0") + open_below("e1") + open_below("e2") + open_below("e3") <= CG_FILES_MAX);
+}
+
+/* Out of descriptors (EMFILE), the table gives back the least recently used
+ * quarter of its files and the access goes on. */
+static void test_out_of_descriptors(void **state)
+{
+	struct cg_files *f = *state;
+	char p[PATH_MAX], buf[16];
+	struct rlimit old, low;
+	int probe, before, r;
+
+	make_files("g", CG_FILES_MAX + 1);
+	for (unsigned i = 0; i < CG_FILES_MAX; i++) {
+		path_of(p, "g", i);
+		assert_int_equal(cg_files_read(f, p, buf, sizeof(buf)), 0);
+	}
+	before = open_below("g");
+	assert_int_equal(before, CG_FILES_MAX);
+	probe = open("/dev/null", O_RDONLY); /* the lowest free descriptor: no more after it */
+	assert_true(probe >= 0);
+	close(probe);
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
+	low = old;
+	low.rlim_cur = (rlim_t)probe;
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+	assert_true(open("/dev/null", O_RDONLY) < 0 && errno == EMFILE);
+	path_of(p, "g", CG_FILES_MAX);
+	r = (int)cg_files_read(f, p, buf, sizeof(buf));
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+	assert_int_equal(r, 0);
+	assert_true(open_below("g") <= before - CG_FILES_MAX / 4 + 1);
+}
+
 struct race {
 	struct cg_files *f;
 	atomic_bool stop;
@@ -216,6 +323,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bounded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_forget, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_threads, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_churn, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_out_of_descriptors, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("cgroup files kept open", tests, NULL, NULL);
