@@ -30,7 +30,7 @@ struct cg_files {
 	pthread_mutex_t lock;
 	uint64_t tick;
 	unsigned n;                 /* entries with a path */
-	unsigned long opened;       /* open(2) calls */
+	unsigned long opened;       /* open(2) calls that succeeded */
 	uint16_t idx[IDX_SIZE];     /* 0: empty, else 1 + the entry's index in v */
 	struct cg_file v[CG_FILES_MAX];
 };
@@ -204,9 +204,6 @@ static struct cg_file *get(struct cg_files *f, const char *path, int mode, int *
 	pthread_mutex_unlock(&f->lock);
 	if (e)
 		return e;
-	pthread_mutex_lock(&f->lock);
-	f->opened++;
-	pthread_mutex_unlock(&f->lock);
 	*fd = open(path, mode | O_CLOEXEC);
 	if (*fd < 0 && (errno == EMFILE || errno == ENFILE)) {
 		give_back(f);
@@ -219,6 +216,7 @@ static struct cg_file *get(struct cg_files *f, const char *path, int mode, int *
 	char *copy = strdup(path);
 
 	pthread_mutex_lock(&f->lock);
+	f->opened++;
 	e = copy ? room(f) : NULL;
 	if (e) {
 		*e = (struct cg_file){ copy, hash, mode, *fd, 1, false, ++f->tick };

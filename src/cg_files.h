@@ -33,7 +33,8 @@ void cg_files_free(struct cg_files *f);
 ssize_t cg_files_read(struct cg_files *f, const char *path, char *buf, size_t len);
 /* one write of s at offset 0: 0 or -errno (like file_write_str) */
 int cg_files_write(struct cg_files *f, const char *path, const char *s);
-/* the files opened so far (each access the table did not hold) */
+/* the files opened so far (each access the table did not hold, the open
+ * succeeding) */
 unsigned long cg_files_opened(struct cg_files *f);
 /* close (or have the last user close) every file below dir */
 void cg_files_forget(struct cg_files *f, const char *dir);
