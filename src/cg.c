@@ -53,6 +53,14 @@ static bool kept_list(const struct cg_real *real, const char *path)
  * longest record ("4194304\n"): a shorter pid list read at once is whole. */
 #define LIST_ONE_READ (4096 - 8)
 
+/* /proc/PID/cgroup: one seq_file record, made whole at the first read */
+static bool proc_cgroup(const char *path)
+{
+	size_t n = strlen(path);
+
+	return strncmp(path, "/proc/", 6) == 0 && n > 7 && strcmp(path + n - 7, "/cgroup") == 0;
+}
+
 static int real_mkdir(void *ctx, const char *path)
 {
 	struct cg_real *real = ctx;
@@ -83,6 +91,8 @@ static ssize_t real_read(void *ctx, const char *path, char *buf, size_t len)
 		if (r < 0 || ((size_t)r < len - 1 && r < LIST_ONE_READ))
 			return r;
 	}
+	if (proc_cgroup(path))
+		return file_read_once(path, buf, len);
 	return file_read(path, buf, len);
 }
 

@@ -187,6 +187,7 @@ void pool_hold(struct pool *p, const struct slot *s)
 {
 	p->held = s;
 	p->held_dirty = false;
+	p->held_oom_known = false;
 }
 
 void pool_hold_end(struct pool *p)
@@ -194,6 +195,7 @@ void pool_hold_end(struct pool *p)
 	const struct slot *s = p->held;
 
 	p->held = NULL;
+	p->held_oom_known = false;
 	if (s && p->held_dirty)
 		pool_save(p, s);
 	p->held_dirty = false;
@@ -499,8 +501,11 @@ static void act_run_start(struct slot *s, enum slot_state prev)
 	memset(run, 0, sizeof(*run));
 	run->started_us = now_real_us();
 	run->exit_status = -1;
-	if (cg_slot_memory_some(s->pool->cg, s->name, CG_MEM_OOM, &mem) == 0)
+	if (s == s->pool->held && s->pool->held_oom_known) /* the run before ended in this request */
+		run->oom_base = s->pool->held_oom;
+	else if (cg_slot_memory_some(s->pool->cg, s->name, CG_MEM_OOM, &mem) == 0)
 		run->oom_base = mem.oom_kill;
+	s->pool->held_oom_known = false;
 	cg_slot_reset_peak(s->pool->cg, s->name);
 	s->nrecent++;
 	s->runs++;
@@ -522,6 +527,8 @@ static void act_run_end(struct slot *s, enum slot_state prev)
 	if (cg_slot_memory_some(s->pool->cg, s->name, CG_MEM_PEAK | CG_MEM_OOM, &mem) == 0) {
 		run->memory_peak = mem.peak;
 		run->oom_kills = mem.oom_kill >= run->oom_base ? mem.oom_kill - run->oom_base : 0;
+		s->pool->held_oom = mem.oom_kill;
+		s->pool->held_oom_known = s == s->pool->held;
 	}
 	cg_slot_peak_close(s->pool->cg, s->name); /* no fd kept for slots that run nothing */
 	log_event(LOG_INFO, &(struct log_fields){ .key = s->key, .slot = s->name, .event = LOG_EV_RUN_END,
@@ -777,6 +784,10 @@ int pool_new(struct ev_loop *loop, struct cg *cg, const struct conf *conf, struc
 	fd = cg_watch_fd(cg);
 	if (fd >= 0) {
 		ev_io_init(&p->watch_io, watch_cb, fd, EV_READ);
+		/* after the requests ready with it: an Attach then ends the run
+		 * it finds over and starts its own in one record, and the
+		 * event's own read comes after the reply */
+		ev_set_priority(&p->watch_io, -1);
 		p->watch_io.data = p;
 		ev_io_start(loop, &p->watch_io);
 	} else {

@@ -143,9 +143,14 @@ int pool_attach_req(struct pool *p, const struct attach_req *req, struct slot **
 	bool fresh;
 	int r;
 
-	r = pids_exist(pids, npids, bad_pid);
-	if (r < 0)
-		return r;
+	/* a key without a slot binds only for live processes, several move
+	 * only if all live, and a run's limits are written only for live
+	 * ones; one pid into a bound slot: its move tells a dead one (ESRCH) */
+	if (npids != 1 || req->nlimits || !pool_find(p, key)) {
+		r = pids_exist(pids, npids, bad_pid);
+		if (r < 0)
+			return r;
+	}
 	r = slot_for_key(p, key, req->class_name, req->owner, &s, &fresh);
 	if (r < 0)
 		return r;

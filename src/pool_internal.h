@@ -46,6 +46,10 @@ struct pool {
 	 * once, when the request is done (held_dirty: one is due) */
 	const struct slot *held;
 	bool held_dirty;
+	/* the held slot's oom_kill counter read as its run ended: the next
+	 * run of the same request starts from it (the slot was empty since) */
+	uint64_t held_oom;
+	bool held_oom_known;
 };
 
 /* persist one slot's content after a transition (a journal record); for

@@ -197,7 +197,7 @@ int file_replace(const char *path, const void *data, size_t len, mode_t mode)
 	return write_replace(path, data, len, mode, false);
 }
 
-ssize_t file_read(const char *path, char *buf, size_t len)
+static ssize_t read_upto(const char *path, char *buf, size_t len, bool once)
 {
 	size_t off = 0;
 	int fd;
@@ -219,10 +219,22 @@ ssize_t file_read(const char *path, char *buf, size_t len)
 		if (n == 0)
 			break;
 		off += (size_t)n;
+		if (once)
+			break;
 	}
 	close(fd);
 	buf[off] = '\0';
 	return (ssize_t)off;
+}
+
+ssize_t file_read(const char *path, char *buf, size_t len)
+{
+	return read_upto(path, buf, len, false);
+}
+
+ssize_t file_read_once(const char *path, char *buf, size_t len)
+{
+	return read_upto(path, buf, len, true);
 }
 
 int file_write_str(const char *path, const char *s)

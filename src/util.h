@@ -37,6 +37,9 @@ int file_replace(const char *path, const void *data, size_t len, mode_t mode);
 /* Read at most len-1 bytes of a (small, kernel or state) file, NUL-terminated.
  * Returns the number of bytes read or a negative errno. */
 ssize_t file_read(const char *path, char *buf, size_t len);
+/* file_read in one read(2), for a file the kernel makes whole at its first
+ * read (a seq_file of one record, such as /proc/PID/cgroup) */
+ssize_t file_read_once(const char *path, char *buf, size_t len);
 /* Write a string to an existing file in one write(2). 0 or -errno. */
 int file_write_str(const char *path, const char *s);
 /* mkdir -p; 0 or -errno */

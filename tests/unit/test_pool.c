@@ -271,6 +271,15 @@ static void test_bad_pid(void **state)
 	assert_int_equal(s->runs, 1);
 	/* the next new key does not inherit that process */
 	assert_ptr_not_equal(attach1(e, "db", spawn(e, "/")), s);
+
+	/* one dead pid into a bound slot: refused by its move, nothing changes */
+	pids[0] = NO_SUCH_PID;
+	bad = 0;
+	assert_int_equal(pool_attach(e->pool, "web", NULL, pids, 1, &s, &bad), -ESRCH);
+	assert_int_equal(bad, NO_SUCH_PID);
+	s = pool_find(e->pool, "web");
+	assert_int_equal(s->state, SLOT_RUNNING);
+	assert_int_equal(s->runs, 1);
 }
 
 /* a bind that fails after the class's limits were written leaves none behind */
@@ -405,6 +414,34 @@ static void test_run_records(void **state)
 	/* the kernel's own watermark on v2 stays (others may read it) */
 	if (!hybrid(e))
 		assert_int_equal(atoll(slot_file(e, s->name, "memory.peak")), 8 * MiB);
+
+	/* a run over before its event came: the next Attach ends it and
+	 * starts its own, the new run counting from the counter read at the
+	 * end (one read of it in that request) */
+	pid = spawn(e, "/");
+	attach1(e, "job", pid);
+	assert_int_equal(cgsim_oom_kill(e->sim, cgpath(e, s->name)), 0);
+	assert_int_equal(cgsim_exit(e->sim, pid), 0);
+	cgsim_calls_clear(e->sim);
+	pid = spawn(e, "/");
+	attach1(e, "job", pid);
+	assert_int_equal(s->runs, 4);
+	assert_int_equal(s->recent[(s->nrecent - 2) % SLOT_RECENT_RUNS].oom_kills, 1);
+	assert_int_equal(cgsim_calls(e->sim, CGSIM_OP_READ, hybrid(e) ? "*/memory.oom_control" : "*/memory.events"), 1);
+	assert_int_equal(cgsim_exit(e->sim, pid), 0);
+	assert_non_null(pump_until(e, "job", SLOT_IDLE, 3.0));
+	assert_int_equal(s->runs, 4);
+	assert_int_equal(slot_last_run(s)->oom_kills, 0);
+	/* and one started on its own reads the counter itself */
+	pid = spawn(e, "/");
+	cgsim_calls_clear(e->sim);
+	attach1(e, "job", pid);
+	assert_int_equal(cgsim_oom_kill(e->sim, cgpath(e, s->name)), 0);
+	assert_int_equal(cgsim_calls(e->sim, CGSIM_OP_READ, hybrid(e) ? "*/memory.oom_control" : "*/memory.events"), 1);
+	assert_int_equal(cgsim_exit(e->sim, pid), 0);
+	assert_non_null(pump_until(e, "job", SLOT_IDLE, 3.0));
+	assert_int_equal(s->runs, 5);
+	assert_int_equal(slot_last_run(s)->oom_kills, 1);
 }
 
 static void test_daemon_restart(void **state)

@@ -130,7 +130,18 @@ static void test_atomic_file(void **state)
 	assert_string_equal(buf, "second");
 	assert_int_equal(file_read(path, buf, 4), 3); /* truncated, still terminated */
 	assert_string_equal(buf, "sec");
+	assert_int_equal(file_read_once(path, buf, sizeof(buf)), 6);
+	assert_string_equal(buf, "second");
+	assert_int_equal(file_read_once(path, buf, 4), 3);
+	assert_string_equal(buf, "sec");
 	unlink(path);
+	assert_int_equal(file_read_once(path, buf, sizeof(buf)), -ENOENT);
+	/* /proc/PID/cgroup: the whole text in the one read */
+	char whole[4096], once[4096];
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)getpid());
+	assert_true(file_read(path, whole, sizeof(whole)) > 0);
+	assert_int_equal(file_read_once(path, once, sizeof(once)), (ssize_t)strlen(whole));
+	assert_string_equal(once, whole);
 	snprintf(path, sizeof(path), "rm -r %s", dir);
 	assert_int_equal(system(path), 0);
 }
