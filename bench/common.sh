@@ -32,3 +32,12 @@ stall_p99() {
 }
 # stall_max METRICS: the longest loop iteration since the daemon started, s
 stall_max() { sed -n 's/^cgpool_loop_stall_max_seconds //p' "$1"; }
+# stall_over BEFORE AFTER LE: loop iterations between two metrics snapshots
+# that took longer than LE seconds (a bucket bound: 0.01, 0.05, ...)
+stall_over() {
+	awk -v le="$3" '/^cgpool_loop_stall_seconds_bucket\{/ {
+		b = $1; sub(/.*le="/, "", b); sub(/".*/, "", b)
+		if (b == le || b == "+Inf") v[FILENAME, b] = $2
+	}
+	END { printf "%d\n", (v[ARGV[2], "+Inf"] - v[ARGV[1], "+Inf"]) - (v[ARGV[2], le] - v[ARGV[1], le]) }' "$1" "$2"
+}

@@ -12,6 +12,7 @@
 #define _GNU_SOURCE /* pipe2 */
 #include <errno.h>
 #include <fcntl.h>
+#include <dirent.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
@@ -41,6 +42,7 @@ struct opts {
 	double secs;
 	bool alternate;
 	bool back_to_back;
+	pid_t daemon; /* -P: the daemon, whose CPU time place counts too */
 };
 
 /* one client: a connection, a child process, its latencies */
@@ -490,21 +492,87 @@ static void place_teardown(struct place *p)
 			fprintf(stderr, "scale-client: rmdir %s: %s\n", p->home[i], strerror(errno));
 }
 
-/* one timed cycle of kind (0 cgpool, 1 usual) */
-static void place_time(struct place *p, int kind, unsigned long i, uint32_t *lat, unsigned long *n,
-		       unsigned long *errors)
+static uint64_t thread_cpu_ns(void)
 {
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* CPU time of every thread of pid so far, ns (the first field of each
+ * /proc/PID/task/TID/schedstat); 0 when unreadable */
+static uint64_t process_cpu_ns(pid_t pid)
+{
+	char path[64];
+	uint64_t sum = 0;
+	struct dirent *d;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	dir = opendir(path);
+	if (!dir)
+		return 0;
+	while ((d = readdir(dir))) {
+		char file[PATH_MAX];
+		unsigned long long ns;
+		FILE *f;
+
+		if (d->d_name[0] == '.')
+			continue;
+		snprintf(file, sizeof(file), "/proc/%d/task/%s/schedstat", (int)pid, d->d_name);
+		f = fopen(file, "re");
+		if (f && fscanf(f, "%llu", &ns) == 1)
+			sum += ns;
+		if (f)
+			fclose(f);
+	}
+	closedir(dir);
+	return sum;
+}
+
+/* the machine's busy CPU time so far, ns: every CPU's time in /proc/stat
+ * but idle and iowait (USER_HZ ticks); 0 when unreadable */
+static uint64_t machine_busy_ns(void)
+{
+	unsigned long long v[10] = { 0 }, busy = 0;
+	FILE *f = fopen("/proc/stat", "re");
+	int n;
+
+	if (!f)
+		return 0;
+	n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4],
+		   &v[5], &v[6], &v[7], &v[8], &v[9]);
+	fclose(f);
+	if (n < 8)
+		return 0;
+	for (int i = 0; i < 8; i++) /* user nice system idle iowait irq softirq steal */
+		busy += i == 3 || i == 4 ? 0 : v[i];
+	return busy * (1000000000ull / (unsigned long long)sysconf(_SC_CLK_TCK));
+}
+
+/* one timed cycle of kind (0 cgpool, 1 usual); its CPU time in this
+ * thread added to *cpu_ns */
+static void place_time(struct place *p, int kind, unsigned long i, uint32_t *lat, unsigned long *n,
+		       unsigned long *errors, uint64_t *cpu_ns)
+{
+	uint64_t c = thread_cpu_ns();
 	double t = now_s();
 	int r = kind == 0 ? cycle_cgpool(p) : cycle_usual(p, i);
 
-	if (r)
+	if (r) {
 		(*errors)++;
-	else
-		lat[(*n)++] = (uint32_t)((now_s() - t) * 1e6);
+		return;
+	}
+	lat[(*n)++] = (uint32_t)((now_s() - t) * 1e6);
+	*cpu_ns += thread_cpu_ns() - c;
 }
 
-static void place_report(const struct place *p, uint32_t *lat[2], unsigned long n[2], unsigned long errors)
+static void place_report(const struct place *p, uint32_t *lat[2], unsigned long n[2], unsigned long errors,
+			 const uint64_t cpu_ns[2], uint64_t daemon_ns, const uint64_t busy_ns[2])
 {
+	double cpu[2] = { n[0] ? (double)cpu_ns[0] / n[0] / 1e3 : 0, n[1] ? (double)cpu_ns[1] / n[1] / 1e3 : 0 };
+	double dcpu = n[0] ? (double)daemon_ns / n[0] / 1e3 : 0;
 	uint32_t q[2][3];
 
 	for (int k = 0; k < 2; k++) {
@@ -518,6 +586,18 @@ static void place_report(const struct place *p, uint32_t *lat[2], unsigned long 
 	       p->o->count, p->n, p->o->back_to_back ? "back-to-back" : "interleaved", q[0][0], q[0][1], q[0][2],
 	       q[1][0], q[1][1], q[1][2], q[1][0] ? (double)q[0][0] / q[1][0] : 0.0,
 	       q[1][1] ? (double)q[0][1] / q[1][1] : 0.0, errors);
+	/* CPU per cycle: this client's, plus for cgpool the daemon's (all of
+	 * it during the run: it serves nothing else) */
+	if (p->o->daemon > 0)
+		printf("place_cpu client_us=%.1f daemon_us=%.1f cgpool_cpu_us=%.1f usual_cpu_us=%.1f cpu_ratio=%.2f\n",
+		       cpu[0], dcpu, cpu[0] + dcpu, cpu[1], cpu[1] > 0 ? (cpu[0] + dcpu) / cpu[1] : 0.0);
+	/* back to back: the whole machine's busy time in each phase, the
+	 * kernel's deferred work included (a removed cgroup is freed later,
+	 * by kernel workers) */
+	if (p->o->back_to_back && n[0] && n[1] && busy_ns[0] && busy_ns[1])
+		printf("place_machine cgpool_busy_us=%.1f usual_busy_us=%.1f busy_ratio=%.2f\n",
+		       (double)busy_ns[0] / n[0] / 1e3, (double)busy_ns[1] / n[1] / 1e3,
+		       ((double)busy_ns[0] / n[0]) / ((double)busy_ns[1] / n[1]));
 }
 
 static int cmd_place(const struct opts *o)
@@ -525,6 +605,7 @@ static int cmd_place(const struct opts *o)
 	struct place p = { .o = o };
 	uint32_t *lat[2] = { calloc(o->count + 1, sizeof(uint32_t)), calloc(o->count + 1, sizeof(uint32_t)) };
 	unsigned long n[2] = { 0, 0 }, errors = 0;
+	uint64_t cpu_ns[2] = { 0, 0 }, daemon_ns = 0, busy_ns[2] = { 0, 0 };
 	int r = 0;
 
 	if (!o->key || o->count == 0) {
@@ -535,18 +616,29 @@ static int cmd_place(const struct opts *o)
 	} else if ((r = place_setup(&p)) < 0) {
 		report_error(NULL, "place setup", r);
 	}
+	if (r == 0 && o->daemon > 0)
+		daemon_ns = process_cpu_ns(o->daemon);
 	/* interleaved: cgpool first on even cycles, the usual way first on odd ones */
 	for (unsigned long i = 0; r == 0 && !o->back_to_back && !stopping && i < o->count; i++)
 		for (int j = 0; j < 2; j++) {
 			int k = (int)((i + (unsigned long)j) % 2);
 
-			place_time(&p, k, i, lat[k], &n[k], &errors);
+			place_time(&p, k, i, lat[k], &n[k], &errors, &cpu_ns[k]);
 		}
-	for (int k = 0; r == 0 && o->back_to_back && k < 2; k++)
+	for (int k = 0; r == 0 && o->back_to_back && k < 2; k++) {
+		uint64_t d = k == 1 && o->daemon > 0 ? process_cpu_ns(o->daemon) : 0;
+
+		busy_ns[k] = machine_busy_ns();
 		for (unsigned long i = 0; !stopping && i < o->count; i++)
-			place_time(&p, k, i, lat[k], &n[k], &errors);
+			place_time(&p, k, i, lat[k], &n[k], &errors, &cpu_ns[k]);
+		busy_ns[k] = machine_busy_ns() - busy_ns[k];
+		if (d) /* the daemon's time: the cgpool phase's only */
+			daemon_ns = d - daemon_ns;
+	}
+	if (r == 0 && o->daemon > 0 && !o->back_to_back)
+		daemon_ns = process_cpu_ns(o->daemon) - daemon_ns;
 	if (r == 0)
-		place_report(&p, lat, n, errors);
+		place_report(&p, lat, n, errors, cpu_ns, daemon_ns, busy_ns);
 	place_teardown(&p);
 	free(lat[0]);
 	free(lat[1]);
@@ -655,7 +747,7 @@ static int usage(void)
 {
 	fputs("usage: scale-client [-s SOCKET] bind -c CLIENTS -n COUNT [-t SECS] -p PREFIX\n"
 	      "       scale-client [-s SOCKET] attach -c CLIENTS [-n COUNT] [-t SECS] -p PREFIX [-a]\n"
-	      "       scale-client [-s SOCKET] place -n CYCLES -k KEY [-b] [-d DIR,...]\n"
+	      "       scale-client [-s SOCKET] place -n CYCLES -k KEY [-b] [-d DIR,...] [-P DAEMON_PID]\n"
 	      "       scale-client [-s SOCKET] call METHOD PARAMS_JSON REPEAT\n"
 	      "       scale-client firstline -- CMD [ARG...]\n",
 	      stderr);
@@ -666,7 +758,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 {
 	int ch;
 
-	while ((ch = getopt(argc, argv, "+s:c:n:t:p:k:d:ab")) != -1) {
+	while ((ch = getopt(argc, argv, "+s:c:n:t:p:k:d:P:ab")) != -1) {
 		switch (ch) {
 		case 's': o->socket = optarg; break;
 		case 'c': o->clients = (unsigned)strtoul(optarg, NULL, 10); break;
@@ -677,6 +769,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case 'd': o->dirs = optarg; break;
 		case 'a': o->alternate = true; break;
 		case 'b': o->back_to_back = true; break;
+		case 'P': o->daemon = (pid_t)strtol(optarg, NULL, 10); break;
 		default: return -EINVAL;
 		}
 	}

@@ -1,8 +1,10 @@
 #!/bin/sh
 # bench/scale.sh [N] - the daemon at scale, in one run: binds and attaches per
 # second at 100 bound keys and at N (ratio N/100), the fill from 100 to N, the
-# daemon's RSS, list/status/metrics latency, event-loop stalls, and restart
-# placement against the usual way (mkdir, move in, move out, rmdir) at N keys.
+# daemon's RSS, list/status/metrics latency, event-loop stalls, restart
+# placement against the usual way (mkdir, move in, move out, rmdir) at N keys
+# (interleaved, then back to back with CPU time), and a reload that lowers
+# max_slots to 1000 while list is asked for.
 # Run from a built checkout as root (bench/scale-client is built by make).
 #   sh bench/scale.sh 10000
 #   CGPOOLD=/path/cgpoold CGPOOLCTL=/path/cgpoolctl sh bench/scale.sh 2000
@@ -164,6 +166,53 @@ stall_p99_N=$(stall_p99 "$T_DIR/metrics.fN" "$T_DIR/metrics.bN")
 echo "  bound keys: $(bound), daemon RSS at $nb keys: $rss_N KiB"
 echo "  loop stall p99: $stall_p99_N, max since start: $(stall_max "$T_DIR/metrics.bN") s"
 
+# ---- placement back to back: all cgpool cycles, then all of the usual way
+# (each way's deferred kernel work falls in its own phase), with CPU time
+load place-bb-N $PHASE_SECS place -b -n $((PLACE * 4)) -k place-bb -P "$T_DAEMON_PID"
+
+# ---- reload: max_slots lowered to LOW while list is asked for (removals
+# at RELOAD_RATE a second: at the default 20, 10,000 take over 8 minutes)
+LOW=1000 RELOAD_RATE=${RELOAD_RATE:-1000}
+echo
+echo "== reload: max_slots $((N + 2 * (B1 + B16) + WARM + 16)) -> $LOW, $(status_field total) slots, retire rate $RELOAD_RATE/s"
+write_config "[pool]
+warm = 100
+max_slots = $LOW
+idle_timeout = 24h
+[retire]
+rate = $RELOAD_RATE"
+snapshot r0
+out0=$(grep '^cgpool_retirements_total' "$T_DIR/metrics.r0")
+t=$(date +%s%N)
+kill -HUP "$T_DAEMON_PID"
+nlist=0 nlist_ok=0 : > "$T_DIR/list-firsts"
+while :; do
+	if run 60 "$T_DIR/rl" "$CLIENT" firstline -- "$CGPOOLCTL" list && [ "$(field "$T_DIR/rl" status)" = 0 ]; then
+		nlist_ok=$((nlist_ok + 1))
+		field "$T_DIR/rl" first_ms >> "$T_DIR/list-firsts"
+	fi
+	nlist=$((nlist + 1))
+	total=$(status_field total) retiring=$(status_field retiring)
+	[ "${retiring:-1}" = 0 ] && [ "${total:-$LOW}" -le $LOW ] && break
+	[ $(( ($(date +%s%N) - t) / 1000000000 )) -ge $FILL_SECS ] && { echo "  (not done after $FILL_SECS s)"; break; }
+	sleep 0.5
+done
+reload_s=$(awk -v t="$(( $(date +%s%N) - t ))" 'BEGIN { printf "%.1f", t / 1e9 }')
+snapshot r1
+reload_stall=$(stall_p99 "$T_DIR/metrics.r0" "$T_DIR/metrics.r1")
+over10=$(stall_over "$T_DIR/metrics.r0" "$T_DIR/metrics.r1" 0.01)
+over50=$(stall_over "$T_DIR/metrics.r0" "$T_DIR/metrics.r1" 0.05)
+list_med=$(sort -n "$T_DIR/list-firsts" | awk '{ v[n++] = $1 } END { if (n) print v[int(n / 2)]; else print "-" }')
+list_max=$(sort -n "$T_DIR/list-firsts" | tail -n 1)
+outcomes=$(grep '^cgpool_retirements_total' "$T_DIR/metrics.r1" | while read -r m v; do
+	b=$(echo "$out0" | awk -v m="$m" '$1 == m { print $2 }')
+	d=$((v - ${b:-0}))
+	[ "$d" -gt 0 ] && printf '%s %s ' "$d" "$(echo "$m" | sed 's/.*outcome="\([^"]*\)".*/\1/')"
+done)
+echo "  done after $reload_s s: $(status_field total) slots; retired: ${outcomes:-none}"
+echo "  cgpoolctl list during it: $nlist_ok of $nlist answered; first line median $list_med ms, max ${list_max:--} ms"
+echo "  loop stall p99: $reload_stall; iterations over 10 ms: $over10, over 50 ms: $over50"
+
 # ---- summary
 P="$T_DIR/place-N"
 pf() { v=$(field "$P" "$1"); echo "${v:-failed}"; }
@@ -188,4 +237,15 @@ printf '%-40s %s / %s ms\n' "Metrics at N: p50 / max" "${me_p50:-failed}" "${me_
 printf '%-40s %s / %s us\n' "placement at N, cgpool: p50 / p99" "$(pf cgpool_p50_us)" "$(pf cgpool_p99_us)"
 printf '%-40s %s / %s us\n' "placement at N, usual way: p50 / p99" "$(pf usual_p50_us)" "$(pf usual_p99_us)"
 printf '%-40s %s / %s\n' "placement ratio cgpool/usual: p50 / p99" "$(pf ratio_p50)" "$(pf ratio_p99)"
+P="$T_DIR/place-bb-N"
+printf '%-40s %s / %s us\n' "back to back, cgpool: p50 / p99" "$(pf cgpool_p50_us)" "$(pf cgpool_p99_us)"
+printf '%-40s %s / %s us\n' "back to back, usual way: p50 / p99" "$(pf usual_p50_us)" "$(pf usual_p99_us)"
+printf '%-40s %s / %s\n' "back to back ratio: p50 / p99" "$(pf ratio_p50)" "$(pf ratio_p99)"
+printf '%-40s %s (client %s + daemon %s) / %s us, %s\n' "CPU per placement: cgpool / usual" "$(pf cgpool_cpu_us)" \
+	"$(pf client_us)" "$(pf daemon_us)" "$(pf usual_cpu_us)" "$(pf cpu_ratio)"
+printf '%-40s %s / %s us, %s\n' "machine busy per placement: cg / usual" "$(pf cgpool_busy_us)" "$(pf usual_busy_us)" \
+	"$(pf busy_ratio)"
+printf '%-40s %s s, list answered %s of %s (first line median %s ms)\n' "reload to $LOW slots, rate $RELOAD_RATE/s" "$reload_s" \
+	"$nlist_ok" "$nlist" "$list_med"
+printf '%-40s %s; over 10 ms: %s, over 50 ms: %s\n' "loop stall during the reload: p99" "$reload_stall" "$over10" "$over50"
 T_FAILS=0

@@ -127,7 +127,10 @@ static int real_subdirs(void *ctx, const char *path, uint64_t *n)
 	return 0;
 }
 
-static int real_list_dirs(void *ctx, const char *path, int (*fn)(const char *name, void *ud), void *ud)
+/* the subdirectories of path to fn (one of fn1, fnn): with their own
+ * subdirectory counts for fnn, by a stat relative to the open directory */
+static int list_dirs(const char *path, int (*fn1)(const char *name, void *ud),
+		     int (*fnn)(const char *name, int64_t nsub, void *ud), void *ud)
 {
 	DIR *d = opendir(path);
 	struct dirent *de;
@@ -137,17 +140,33 @@ static int real_list_dirs(void *ctx, const char *path, int (*fn)(const char *nam
 		return -errno;
 	while (r >= 0 && (errno = 0, de = readdir(d)) != NULL) {
 		struct stat st;
-		bool dir = de->d_type == DT_DIR;
-		if (de->d_type == DT_UNKNOWN)
-			dir = fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
+		bool dir = de->d_type == DT_DIR, known = false;
+		if (de->d_type == DT_UNKNOWN || (fnn && dir)) {
+			known = fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0;
+			dir = known ? S_ISDIR(st.st_mode) : dir;
+		}
 		if (!dir || strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 			continue;
-		r = fn(de->d_name, ud);
+		if (fnn)
+			r = fnn(de->d_name, known && st.st_nlink >= 2 ? (int64_t)st.st_nlink - 2 : -1, ud);
+		else
+			r = fn1(de->d_name, ud);
 	}
 	if (r >= 0 && !de && errno)
 		r = -errno;
 	closedir(d);
 	return r < 0 ? r : 0;
+}
+
+static int real_list_dirs(void *ctx, const char *path, int (*fn)(const char *name, void *ud), void *ud)
+{
+	return list_dirs(path, fn, NULL, ud);
+}
+
+static int real_list_subdirs(void *ctx, const char *path, int (*fn)(const char *name, int64_t nsub, void *ud),
+			     void *ud)
+{
+	return list_dirs(path, NULL, fn, ud);
 }
 
 static int real_open(void *ctx, const char *path, int flags)
@@ -174,6 +193,7 @@ const struct cg_fs_ops cg_fs_real = {
 	.open = real_open,
 	.watch = real_watch,
 	.subdirs = real_subdirs,
+	.list_subdirs = real_list_subdirs,
 };
 
 /* ---- helpers shared with cg_discover.c and cg_res.c */

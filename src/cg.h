@@ -72,6 +72,12 @@ struct cg_fs_ops {
 	 * subdirectories of a cgroup directory (cgroupfs keeps a directory's
 	 * link count at 2 + its subdirectories), so walks skip the leaves. */
 	int (*subdirs)(void *ctx, const char *path, uint64_t *n);
+	/* Optional (NULL: list_dirs, then subdirs on each path). list_dirs
+	 * with each subdirectory's own number of subdirectories, read beside
+	 * the listing (a stat relative to the open directory, not a walk of
+	 * the whole path); -1 where it could not be read. */
+	int (*list_subdirs)(void *ctx, const char *path, int (*fn)(const char *name, int64_t nsub, void *ud),
+			    void *ud);
 	/* Optional (NULL: sync(2)). Write dirty data back, machine-wide. */
 	void (*sync)(void *ctx);
 };

@@ -55,24 +55,42 @@ struct walk {
 	int depth;
 };
 
+static int count_dir(const char *name, void *ud);
+
+/* one live directory, name, below w->path: counted, then listed unless it
+ * is a leaf (nsub 0, most slots: no readdir); nsub -1: not known */
+static int count_one(struct walk *w, const char *name, int64_t nsub);
+
+static int count_dir_n(const char *name, int64_t nsub, void *ud)
+{
+	return count_one(ud, name, nsub);
+}
+
 static int count_dir(const char *name, void *ud)
 {
-	struct walk *w = ud;
-	size_t len = strlen(w->path);
-	int r;
+	return count_one(ud, name, -1);
+}
 
+static int count_one(struct walk *w, const char *name, int64_t nsub)
+{
+	const struct cg_fs_ops *ops = w->cg->ops;
+	size_t len = strlen(w->path);
 	uint64_t sub;
+	int r;
 
 	if (w->depth > 64 || len + 1 + strlen(name) >= sizeof(w->path))
 		return -ELOOP;
 	w->dirs++;
 	snprintf(w->path + len, sizeof(w->path) - len, "/%s", name);
 	w->depth++;
-	/* a leaf (most slots) needs no listing: one stat instead of a readdir */
-	if (w->cg->ops->subdirs && w->cg->ops->subdirs(w->cg->ctx, w->path, &sub) == 0 && sub == 0)
+	if (nsub < 0 && !ops->list_subdirs && ops->subdirs && ops->subdirs(w->cg->ctx, w->path, &sub) == 0)
+		nsub = (int64_t)sub; /* one stat instead of a readdir */
+	if (nsub == 0)
 		r = 0;
+	else if (ops->list_subdirs)
+		r = ops->list_subdirs(w->cg->ctx, w->path, count_dir_n, w);
 	else
-		r = w->cg->ops->list_dirs(w->cg->ctx, w->path, count_dir, w);
+		r = ops->list_dirs(w->cg->ctx, w->path, count_dir, w);
 	w->depth--;
 	w->path[len] = '\0';
 	return r == -ENOENT ? 0 : r; /* removed while we walked */
@@ -99,7 +117,8 @@ static int dying_v1(struct cg *cg, struct cg_dying *out)
 	if (!found)
 		return -ENOENT;
 	snprintf(w.path, sizeof(w.path), "%s", cg->hier[cg->mem].mount);
-	r = cg->ops->list_dirs(cg->ctx, w.path, count_dir, &w);
+	r = cg->ops->list_subdirs ? cg->ops->list_subdirs(cg->ctx, w.path, count_dir_n, &w)
+				  : cg->ops->list_dirs(cg->ctx, w.path, count_dir, &w);
 	if (r < 0)
 		return r;
 	out->count = total > w.dirs ? total - w.dirs : 0;

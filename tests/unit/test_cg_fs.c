@@ -316,12 +316,70 @@ static void test_fake_v1(void **state)
 	fake_teardown(&f);
 }
 
+struct seen_dir {
+	char name[16];
+	int64_t nsub;
+};
+
+static int record_dir(const char *name, int64_t nsub, void *ud)
+{
+	struct seen_dir *seen = ud;
+	int i = 0;
+
+	while (seen[i].name[0])
+		i++;
+	snprintf(seen[i].name, sizeof(seen[i].name), "%s", name);
+	seen[i].nsub = nsub;
+	return 0;
+}
+
+static int64_t nsub_of(const struct seen_dir *seen, const char *name)
+{
+	for (int i = 0; seen[i].name[0]; i++)
+		if (strcmp(seen[i].name, name) == 0)
+			return seen[i].nsub;
+	return -2;
+}
+
+/* the real listing with each subdirectory's own count of subdirectories
+ * (its link count less 2, on any filesystem that keeps it: cgroupfs, tmpfs,
+ * ext4), files left out */
+static void test_list_subdirs(void **state)
+{
+	static const char *const made[] = { "a", "a/x", "a/y", "a/y/z", "b", "c", "c/w" };
+	char base[] = "/tmp/cgpool-test-subdirs-XXXXXX", p[PATH_MAX];
+	struct seen_dir seen[8] = { 0 };
+
+	assert_non_null(mkdtemp(base));
+	for (size_t i = 0; i < ARRAY_SIZE(made); i++) {
+		snprintf(p, sizeof(p), "%s/%s", base, made[i]);
+		assert_int_equal(mkdir(p, 0755), 0);
+	}
+	snprintf(p, sizeof(p), "%s/file", base);
+	assert_int_equal(put(p, "x"), 0);
+	assert_int_equal(cg_fs_real.list_subdirs(NULL, base, record_dir, seen), 0);
+	assert_int_equal(nsub_of(seen, "a"), 2);
+	assert_int_equal(nsub_of(seen, "b"), 0);
+	assert_int_equal(nsub_of(seen, "c"), 1);
+	assert_int_equal(nsub_of(seen, "file"), -2); /* not a directory: not listed */
+	assert_string_equal(seen[3].name, "");
+	snprintf(p, sizeof(p), "%s/a", base);
+	memset(seen, 0, sizeof(seen));
+	assert_int_equal(cg_fs_real.list_subdirs(NULL, p, record_dir, seen), 0);
+	assert_int_equal(nsub_of(seen, "x"), 0);
+	assert_int_equal(nsub_of(seen, "y"), 1);
+	snprintf(p, sizeof(p), "%s/gone", base);
+	assert_int_equal(cg_fs_real.list_subdirs(NULL, p, record_dir, seen), -ENOENT);
+	nftw(base, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fake_v2),
 		cmocka_unit_test(test_fake_hybrid),
 		cmocka_unit_test(test_fake_v1),
+		cmocka_unit_test(test_list_subdirs),
 	};
 
 	return cmocka_run_group_tests_name("cg discovery (fake fs)", tests, NULL, NULL);
