@@ -402,33 +402,43 @@ static void job_begin(struct job *job, enum retire_mode mode)
 	}
 }
 
+/* Start what may start: queued jobs, first come first, within the drain
+ * places and the rate. The jobs in drain are counted once, not again for
+ * each job queued behind them (10,000 queued after a reload). */
 void retire_kick(struct retire *r)
 {
+	unsigned draining;
+	bool started = true;
 	double wait;
 
 	if (r->verifying)
 		return; /* verify_cb kicks when it is done */
-	for (struct job *j = r->jobs; j; j = j->next) {
-		enum retire_mode mode = j->requested;
-		if (j->phase != PH_QUEUED)
-			continue;
-		if (mode == RETIRE_AUTO) {
-			if (r->lru == LRU_UNKNOWN && probe_running(r->probe))
-				continue; /* wait for the verdict */
-			mode = r->lru == LRU_YES ? RETIRE_REPARENT : RETIRE_DRAIN;
-		}
-		if (mode == RETIRE_DRAIN && count_draining(r) >= DRAIN_PARALLEL)
-			continue; /* reclaim competes with the jobs for memory and CPU */
-		if (!take_token(r, &wait)) {
-			if (!ev_is_active(&r->rate_timer)) {
-				ev_timer_set(&r->rate_timer, wait, 0.);
-				ev_timer_start(r->loop, &r->rate_timer);
+	draining = count_draining(r);
+	while (started) {
+		started = false;
+		for (struct job *j = r->jobs; j; j = j->next) {
+			enum retire_mode mode = j->requested;
+			if (j->phase != PH_QUEUED)
+				continue;
+			if (mode == RETIRE_AUTO) {
+				if (r->lru == LRU_UNKNOWN && probe_running(r->probe))
+					continue; /* wait for the verdict */
+				mode = r->lru == LRU_YES ? RETIRE_REPARENT : RETIRE_DRAIN;
 			}
-			return;
+			if (mode == RETIRE_DRAIN && draining >= DRAIN_PARALLEL)
+				continue; /* reclaim competes with the jobs for memory and CPU */
+			if (!take_token(r, &wait)) {
+				if (!ev_is_active(&r->rate_timer)) {
+					ev_timer_set(&r->rate_timer, wait, 0.);
+					ev_timer_start(r->loop, &r->rate_timer);
+				}
+				return;
+			}
+			job_begin(j, mode);
+			draining += mode == RETIRE_DRAIN;
+			started = !r->verifying;
+			break; /* j may be finished and freed already: from the head again */
 		}
-		job_begin(j, mode);
-		retire_kick(r); /* j may be finished and freed already */
-		return;
 	}
 }
 
