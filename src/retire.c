@@ -4,6 +4,7 @@
 #include "retire_internal.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +55,9 @@ static void job_unlink(struct retire *r, struct job *job)
 	for (struct job **pp = &r->jobs; *pp; pp = &(*pp)->next) {
 		if (*pp == job) {
 			*pp = job->next;
+			if (r->last == job) /* pp is the next field of the one before, or the head */
+				r->last = pp == &r->jobs ? NULL
+							 : (struct job *)(void *)((char *)pp - offsetof(struct job, next));
 			return;
 		}
 	}
@@ -169,6 +173,7 @@ static int write_submit(struct job *job, bool rmdir, uint64_t bytes)
 	job->write = q;
 	r->writes++;
 	r->rmdirs += rmdir;
+	r->rmdir_starts += rmdir;
 	return 0;
 }
 
@@ -189,6 +194,7 @@ static void write_start(struct job *job, bool rmdir, uint64_t bytes)
 		}
 	}
 	t0 = now_mono_us();
+	r->rmdir_starts += rmdir;
 	e = rmdir ? cg_slot_rmdir(r->cg, job->res.name) : cg_slot_reclaim(r->cg, job->res.name, bytes);
 	end = now_mono_us();
 	note_write(r, end - t0);
@@ -207,6 +213,42 @@ static void job_later(struct job *job, double after)
 
 /* ---- removal */
 
+static void rmdir_go(struct job *job)
+{
+	struct retire *r = job->r;
+
+	job->gated = false;
+	job->has_local = cg_root_local_lru(r->cg, &job->parent_local) == 0;
+	write_start(job, true, 0);
+}
+
+/* a baseline reading of count: taken, or (false) the witness does not
+ * hold still yet and job reads again later */
+static bool baseline_take(struct job *job, uint64_t count)
+{
+	struct retire *r = job->r;
+	bool unchanged = r->settled_valid && count == r->settled;
+
+	if (!unchanged && job->settle_reads < SETTLE_READS_MAX &&
+	    (job->settle_reads == 0 || count != job->settle_last)) {
+		job->settle_reads++;
+		job->settle_last = count;
+		job->gated = true;
+		job_later(job, SETTLE_S);
+		return false;
+	}
+	r->base = count;
+	return true;
+}
+
+static bool gated_ahead(const struct job *job)
+{
+	for (const struct job *j = job->r->jobs; j && j != job; j = j->next)
+		if (j->gated && j->phase == PH_RMDIR)
+			return true;
+	return false;
+}
+
 static void do_rmdir(struct job *job)
 {
 	struct retire *r = job->r;
@@ -214,23 +256,92 @@ static void do_rmdir(struct job *job)
 
 	job->phase = PH_RMDIR;
 	job->res.lru_bytes = retire_lru_of(r, job->res.name);
+	/* no removal under a witness reading or one due, nor before a job
+	 * queued earlier that waits for one or for its baseline (first come,
+	 * first removed) */
+	if (r->wit || r->verify_due || gated_ahead(job)) {
+		job->gated = true;
+		r->regated = r->gate_pass;
+		ev_timer_stop(r->loop, &job->timer); /* retire_wake_gated calls it again */
+		if (!ev_is_active(&r->gate_timer)) {
+			ev_timer_set(&r->gate_timer, WITNESS_WAIT_S, 0.);
+			ev_timer_start(r->loop, &r->gate_timer);
+		}
+		return;
+	}
 	/* The baseline is read while none of ours is being verified or removed
 	 * (else the one taken for those stands), and only once the witness
 	 * holds still: a group removed a moment ago (by us or anybody) that is
 	 * being freed would otherwise hide this one. */
-	if (retire_count_phase(r, PH_VERIFY) == 0 && r->rmdirs == 0 && cg_dying(r->cg, &d) == 0) {
-		bool unchanged = r->settled_valid && d.count == r->settled;
-		if (!unchanged && job->settle_reads < SETTLE_READS_MAX &&
-		    (job->settle_reads == 0 || d.count != job->settle_last)) {
-			job->settle_reads++;
-			job->settle_last = d.count;
-			job_later(job, SETTLE_S);
-			return;
+	if (retire_count_phase(r, PH_VERIFY) == 0 && r->rmdirs == 0) {
+		if (r->work && retire_witness_submit(r, job) == 0) {
+			job->gated = true;
+			return; /* retire_baseline_read goes on */
 		}
-		r->base = d.count;
+		if (cg_dying(r->cg, &d) == 0 && !baseline_take(job, d.count))
+			return;
 	}
-	job->has_local = cg_root_local_lru(r->cg, &job->parent_local) == 0;
-	write_start(job, true, 0);
+	rmdir_go(job);
+}
+
+/* The first gated job in line: NULL when none, or when it cannot go on by
+ * itself being called (its baseline settles on its timer, or is being read) */
+static struct job *first_gated(struct retire *r, bool *any)
+{
+	for (struct job *j = r->jobs; j; j = j->next) {
+		if (!j->gated || j->phase != PH_RMDIR || j->write)
+			continue;
+		*any = true;
+		if (ev_is_active(&j->timer) || (r->wit && retire_witness_for(r, j)))
+			return NULL;
+		return j;
+	}
+	return NULL;
+}
+
+void retire_wake_gated(struct retire *r)
+{
+	bool any = false;
+	struct job *j;
+
+	if (r->waking)
+		return;
+	r->waking = true;
+	/* in line order; a job gated again holds back those behind it */
+	while ((j = first_gated(r, &any)) != NULL) {
+		uint64_t pass = ++r->gate_pass;
+
+		do_rmdir(j); /* may finish and free j */
+		if (r->regated == pass)
+			break;
+		any = false;
+	}
+	r->waking = false;
+	if (any && !ev_is_active(&r->gate_timer)) {
+		ev_timer_set(&r->gate_timer, WITNESS_WAIT_S, 0.);
+		ev_timer_start(r->loop, &r->gate_timer);
+	}
+}
+
+static void gate_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	retire_wake_gated(w->data);
+}
+
+void retire_baseline_read(struct job *job, int e, const struct cg_dying *d, bool clean)
+{
+	struct retire *r = job->r;
+
+	if (job->phase != PH_RMDIR)
+		return;
+	/* the conditions may have changed while it was read: judged again */
+	if (!clean || retire_count_phase(r, PH_VERIFY) != 0 || r->rmdirs != 0) {
+		do_rmdir(job);
+		return;
+	}
+	if (e == 0 && !baseline_take(job, d->count))
+		return;
+	rmdir_go(job);
 }
 
 static void rmdir_result(struct job *job, int e, int64_t end_us)
@@ -452,7 +563,6 @@ static void rate_cb(struct ev_loop *loop, ev_timer *w, int revents)
 static struct job *job_new(struct retire *r, const char *name, const char *key, retire_done_fn done, void *ud)
 {
 	struct job *job = calloc(1, sizeof(*job));
-	struct job **tail;
 
 	if (!job)
 		return NULL;
@@ -465,9 +575,8 @@ static struct job *job_new(struct retire *r, const char *name, const char *key, 
 	job->verify_timeout_ms = (*r->conf)->retire.verify_timeout_ms;
 	ev_timer_init(&job->timer, job_timer_cb, 0., 0.);
 	job->timer.data = job;
-	for (tail = &r->jobs; *tail; tail = &(*tail)->next)
-		;
-	*tail = job;
+	*(r->last ? &r->last->next : &r->jobs) = job; /* at the end, without a walk (10,000 queued) */
+	r->last = job;
 	return job;
 }
 
@@ -561,6 +670,7 @@ int retire_cancel(struct retire *r, const char *name)
 						 .outcome = retire_outcome_name(OUTCOME_CANCELLED) },
 		  "retire %s (%s): cancelled after %lld ms, %llu bytes drained", res.name,
 		  res.key[0] ? res.key : "-", (long long)res.total_ms, (unsigned long long)res.drained_bytes);
+	retire_witness_forget(r, job);
 	if (job->write) {
 		job->phase = PH_CANCELLED; /* freed when its reclaim step returns */
 	} else {
@@ -626,6 +736,8 @@ int retire_new(struct ev_loop *loop, struct cg *cg, const struct conf *const *co
 	r->rate_timer.data = r;
 	ev_timer_init(&r->verify_timer, retire_verify_cb, 0., 0.);
 	r->verify_timer.data = r;
+	ev_timer_init(&r->gate_timer, gate_cb, 0., 0.);
+	r->gate_timer.data = r;
 	e = probe_new(loop, cg, r, conf, &r->probe);
 	if (e < 0) {
 		free(r);
@@ -657,14 +769,17 @@ void retire_free(struct retire *r)
 		work_cancel(r->work, sync_done, NULL, NULL);
 	if (r->wb_cleaning)
 		work_cancel(r->work, retire_wb_cleanup_done, NULL, NULL);
+	retire_witness_cancel(r);
 	while (r->jobs) {
 		struct job *j = r->jobs;
 		r->jobs = j->next;
+		r->last = r->jobs ? r->last : NULL;
 		ev_timer_stop(r->loop, &j->timer);
 		free(j->write); /* cancelled above */
 		free(j);
 	}
 	ev_timer_stop(r->loop, &r->rate_timer);
 	ev_timer_stop(r->loop, &r->verify_timer);
+	ev_timer_stop(r->loop, &r->gate_timer);
 	free(r);
 }

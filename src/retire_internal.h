@@ -15,6 +15,7 @@
 #define VERIFY_GAP_S 0.1          /* readings for removals that keep coming: at most one per */
 #define SETTLE_S 0.05             /* witness readings this far apart must agree ... */
 #define SETTLE_READS_MAX 20       /* ... before a baseline is taken, within this many */
+#define WITNESS_WAIT_S 0.01       /* a witness reading in flight: a removal or a look waits this long */
 #define REQUEUE_S 0.01            /* the work queue was full: try the write again this much later */
 #define FLUSH_POLL_S 0.05         /* a flushing slot's dirty and writeback counters read this often */
 #define WB_CLEANUP_AFTER_S 1.0    /* a removed group still dying this long (or a quarter of its
@@ -50,6 +51,9 @@ struct job {
 	bool has_local;        /* v1: parent_local is the root's local LRU before rmdir */
 	uint64_t parent_local;
 	uint64_t settle_last;
+	bool counted;          /* verifying when the last witness reading began: that reading judges it */
+	bool gated;            /* its rmdir waits for a witness reading or for the witness to hold
+				* still: no job queued after it removes before it */
 	uint64_t drain_lru;    /* LRU bytes before the reclaim step in flight */
 	uint64_t dirty0;       /* dirty and writeback bytes when the flush began */
 	struct wreq *write;    /* a write in flight on a worker: in its phase still, no second one */
@@ -63,6 +67,7 @@ struct retire {
 	struct cg *cg;
 	const struct conf *const *conf;
 	struct job *jobs; /* every job, in arrival order */
+	struct job *last; /* the newest of them */
 	double tokens;
 	int64_t tokens_us;
 	ev_timer rate_timer;
@@ -79,6 +84,12 @@ struct retire {
 	struct work *work;  /* NULL: kernel writes run on the loop */
 	unsigned writes;    /* in flight on the work pool */
 	unsigned rmdirs;    /* of which rmdirs */
+	uint64_t rmdir_starts; /* rmdirs begun so far: none may begin under a witness reading */
+	struct witness_read *wit; /* a witness reading in flight on the work pool */
+	bool verify_due;    /* a verification reading waits for the rmdirs in flight; none begins */
+	ev_timer gate_timer; /* while jobs are gated: one pass over them (not a timer per job) */
+	bool waking;        /* that pass runs */
+	uint64_t gate_pass, regated; /* passes so far; the pass in which a job was last gated */
 	bool syncing;       /* a sync(2) in flight on the work pool, for every flushing slot */
 	bool wb_cleaning;   /* a writeback clean-up in flight on the work pool */
 	int64_t wb_clean_us; /* when the last one began */
@@ -99,6 +110,23 @@ uint64_t retire_lru_of(struct retire *r, const char *name);
 void retire_verify_add(struct job *job, int64_t rmdir_us);
 /* r->verify_timer's callback: one reading of the witness, and the verdicts it allows */
 void retire_verify_cb(struct ev_loop *loop, ev_timer *w, int revents);
+/* A reading of the witness on the work pool, for job's baseline (the result
+ * goes to retire_baseline_read) or, job NULL, for the verification. On v1
+ * it walks every memory cgroup of the machine, so not on the loop. 0, or
+ * -errno when it could not start (then read it here). While it runs, no
+ * rmdir begins (do_rmdir waits) and no other reading starts. */
+int retire_witness_submit(struct retire *r, struct job *job);
+/* job's baseline reading is in; clean: no rmdir was in flight or began
+ * while it ran */
+void retire_baseline_read(struct job *job, int e, const struct cg_dying *d, bool clean);
+/* a baseline reading for job is in flight */
+bool retire_witness_for(const struct retire *r, const struct job *job);
+/* job goes away: a reading for it goes on, its result to nobody */
+void retire_witness_forget(struct retire *r, const struct job *job);
+/* retire_free: a reading queued is dropped, one running waited for */
+void retire_witness_cancel(struct retire *r);
+/* the gate may have opened (a reading done): the gated jobs go on, in order */
+void retire_wake_gated(struct retire *r);
 /* the work pool's done callback of a writeback clean-up */
 void retire_wb_cleanup_done(int e, void *arg);
 

@@ -7,6 +7,7 @@
 #include "retire_internal.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "log.h"
@@ -34,7 +35,7 @@ static struct job *likeliest_freed(struct retire *r)
 	struct job *best = NULL;
 
 	for (struct job *j = r->jobs; j; j = j->next) {
-		if (j->phase != PH_VERIFY)
+		if (j->phase != PH_VERIFY || !j->counted)
 			continue;
 		if (j->has_local && j->res.lru_bytes)
 			continue; /* v1: judged by its parent's counters, not the noisy machine-wide count */
@@ -52,7 +53,7 @@ static struct job *reparented_v1(struct retire *r)
 	uint64_t now;
 
 	for (struct job *j = r->jobs; j; j = j->next) {
-		if (j->phase != PH_VERIFY || !j->has_local || !j->res.lru_bytes)
+		if (j->phase != PH_VERIFY || !j->counted || !j->has_local || !j->res.lru_bytes)
 			continue;
 		if (cg_root_local_lru(r->cg, &now) == 0 && now >= j->parent_local + j->res.lru_bytes / 2)
 			return j;
@@ -63,7 +64,7 @@ static struct job *reparented_v1(struct retire *r)
 static struct job *first_expired(struct retire *r, int64_t now)
 {
 	for (struct job *j = r->jobs; j; j = j->next)
-		if (j->phase == PH_VERIFY && now >= j->deadline_us)
+		if (j->phase == PH_VERIFY && j->counted && now >= j->deadline_us)
 			return j;
 	return NULL;
 }
@@ -125,19 +126,47 @@ static void maybe_wb_cleanup(struct retire *r, int64_t now)
 		retire_wb_cleanup_done(wb_cleanup_fn(r), r);
 }
 
-void retire_verify_cb(struct ev_loop *loop, ev_timer *w, int revents)
+/* the jobs verifying now are the ones the reading about to begin judges */
+static unsigned mark_counted(struct retire *r)
 {
-	struct retire *r = w->data;
-	unsigned n = retire_count_phase(r, PH_VERIFY), dying;
-	struct cg_dying d;
+	unsigned n = 0;
+
+	for (struct job *j = r->jobs; j; j = j->next) {
+		j->counted = j->phase == PH_VERIFY;
+		n += j->counted;
+	}
+	return n;
+}
+
+static unsigned count_counted(const struct retire *r)
+{
+	unsigned n = 0;
+
+	for (const struct job *j = r->jobs; j; j = j->next)
+		n += j->phase == PH_VERIFY && j->counted;
+	return n;
+}
+
+static void verify_later(struct retire *r, double after)
+{
+	ev_timer_stop(r->loop, &r->verify_timer);
+	ev_timer_set(&r->verify_timer, after, 0.);
+	ev_timer_start(r->loop, &r->verify_timer);
+}
+
+/* The verdicts a reading allows for the jobs it judges (counted). clean: no
+ * rmdir was in flight while it was read, so every group of ours it counts
+ * is one of those. */
+static void verify_with(struct retire *r, int e, struct cg_dying d, bool clean)
+{
+	unsigned n = count_counted(r), dying;
 	struct job *j;
 	int64_t now = now_mono_us();
 
 	if (n == 0)
 		return;
-	if (cg_dying(r->cg, &d) < 0)
+	if (e < 0)
 		d.count = r->base + n; /* unreadable: nothing proven freed */
-	r->read_us = now_mono_us();
 	r->settled_valid = false;
 	r->stats.dying = d.count;
 	log_debug("verify: %u removed groups in flight, witness %llu, baseline %llu", n,
@@ -163,7 +192,7 @@ void retire_verify_cb(struct ev_loop *loop, ev_timer *w, int revents)
 	/* a removal in flight may be counted already: "every one left is still
 	 * dying" is proven only without one (freed verdicts above only get
 	 * fewer from it) */
-	while (r->rmdirs == 0 && (j = first_expired(r, now)) != NULL) {
+	while (clean && (j = first_expired(r, now)) != NULL) {
 		j->res.attributed = true; /* every one of ours left is still dying */
 		if (!j->is_probe)
 			r->base++; /* it stays in the count (the probe's memcg goes once its file is closed) */
@@ -173,15 +202,127 @@ void retire_verify_cb(struct ev_loop *loop, ev_timer *w, int revents)
 	r->verifying = false;
 	if (n > 0)
 		maybe_wb_cleanup(r, now);
-	if (n == 0) {
-		r->settled = d.count;
-		r->settled_valid = r->rmdirs == 0;
-	} else {
+	if (n > 0) {
 		r->backoff = r->backoff * 1.5 > VERIFY_MAX_S ? VERIFY_MAX_S : r->backoff * 1.5;
-		ev_timer_set(&r->verify_timer, r->backoff, 0.);
-		ev_timer_start(loop, &r->verify_timer);
+		verify_later(r, r->backoff);
+	} else if (retire_count_phase(r, PH_VERIFY) > 0) {
+		verify_later(r, VERIFY_FIRST_S); /* removed while it was read: a reading of their own */
+	} else {
+		r->settled = d.count;
+		r->settled_valid = clean;
 	}
 	retire_kick(r); /* what job_finish could not start */
+}
+
+void retire_verify_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct retire *r = w->data;
+	struct cg_dying d;
+	int e;
+
+	if (retire_count_phase(r, PH_VERIFY) == 0) {
+		r->verify_due = false;
+		return;
+	}
+	/* after a baseline's reading, and once the rmdirs in flight are back
+	 * (none begins meanwhile): every group of ours the reading counts is
+	 * then one it judges */
+	r->verify_due = true;
+	if (r->wit || r->rmdirs) {
+		verify_later(r, WITNESS_WAIT_S);
+		return;
+	}
+	mark_counted(r);
+	r->read_us = now_mono_us();
+	if (r->work && retire_witness_submit(r, NULL) == 0)
+		return; /* witness_done goes on */
+	e = cg_dying(r->cg, &d);
+	r->verify_due = false;
+	verify_with(r, e, d, r->rmdirs == 0);
+}
+
+/* ---- the witness read on the work pool */
+
+struct witness_read {
+	struct retire *r;
+	struct cg *cg;
+	struct job *job;     /* the baseline's job; NULL: the verification's, or its job went */
+	bool baseline;
+	bool clean;          /* no rmdir in flight when it began */
+	uint64_t rmdir_starts;
+	struct cg_dying d;
+};
+
+/* on a worker: cg_dying reads only files and what cg_open set */
+static int witness_fn(void *arg)
+{
+	struct witness_read *w = arg;
+
+	return cg_dying(w->cg, &w->d);
+}
+
+static void witness_done(int e, void *arg)
+{
+	struct witness_read *w = arg;
+	struct retire *r = w->r;
+	struct witness_read copy = *w;
+	bool clean = w->clean && r->rmdir_starts == w->rmdir_starts;
+
+	r->wit = NULL;
+	free(w);
+	if (!copy.baseline) {
+		r->verify_due = false;
+		verify_with(r, e, copy.d, clean);
+	} else if (copy.job) {
+		retire_baseline_read(copy.job, e, &copy.d, clean);
+	}
+	retire_wake_gated(r);
+}
+
+int retire_witness_submit(struct retire *r, struct job *job)
+{
+	struct witness_read *w;
+	int e;
+
+	if (r->wit)
+		return -EBUSY;
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	*w = (struct witness_read){ .r = r, .cg = r->cg, .job = job, .baseline = job != NULL,
+				    .clean = r->rmdirs == 0, .rmdir_starts = r->rmdir_starts };
+	e = work_submit(r->work, witness_fn, witness_done, w);
+	if (e < 0) {
+		free(w);
+		return e;
+	}
+	r->wit = w;
+	return 0;
+}
+
+bool retire_witness_for(const struct retire *r, const struct job *job)
+{
+	return r->wit && r->wit->job == job;
+}
+
+void retire_witness_forget(struct retire *r, const struct job *job)
+{
+	if (r->wit && r->wit->job == job)
+		r->wit->job = NULL;
+}
+
+static bool witness_ours(void *arg, void *ud)
+{
+	return ((struct witness_read *)arg)->r == ud;
+}
+
+void retire_witness_cancel(struct retire *r)
+{
+	if (!r->wit)
+		return;
+	work_cancel(r->work, witness_done, witness_ours, r);
+	free(r->wit); /* not run, or run and its result dropped */
+	r->wit = NULL;
 }
 
 /* removed at rmdir_us (when the rmdir returned) */

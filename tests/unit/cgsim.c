@@ -67,7 +67,8 @@ static int op_begin(struct cgsim *sim, enum cgsim_op op, const char *path, const
 		struct rule *r = &sim->rules[i];
 		if ((r->op != op && r->op != CGSIM_OP_ANY) || !pat_match(r->pat, path))
 			continue;
-		if (!r->err && r->usec && (op == CGSIM_OP_MKDIR || op == CGSIM_OP_RMDIR || op == CGSIM_OP_WRITE))
+		if (!r->err && r->usec &&
+		    (op == CGSIM_OP_MKDIR || op == CGSIM_OP_RMDIR || op == CGSIM_OP_WRITE || r->op == op))
 			usec += r->usec;
 		if (r->err && r->count != 0 && !*injected) {
 			if (r->count > 0)
@@ -451,6 +452,18 @@ void cgsim_fail_clear(struct cgsim *sim)
 	free(sim->rules);
 	sim->rules = NULL;
 	sim->nrules = 0;
+}
+
+int cgsim_set_op_delay(struct cgsim *sim, enum cgsim_op op, const char *pattern, unsigned usec)
+{
+	SIM_LOCKED(sim);
+	struct rule *v = realloc(sim->rules, (sim->nrules + 1) * sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	sim->rules = v;
+	v[sim->nrules++] = (struct rule){ .op = op, .pat = pattern ? strdup(pattern) : NULL, .usec = usec };
+	return 0;
 }
 
 int cgsim_set_delay(struct cgsim *sim, const char *pattern, unsigned usec)

@@ -243,6 +243,8 @@ int cgsim_fail(struct cgsim *sim, enum cgsim_op op, const char *pattern, int err
 void cgsim_fail_clear(struct cgsim *sim);
 /* mkdir, rmdir and write on a matching path sleep usec first (0 removes). */
 int cgsim_set_delay(struct cgsim *sim, const char *pattern, unsigned usec);
+/* calls of op (a listing, a read...) on a matching path sleep usec first */
+int cgsim_set_op_delay(struct cgsim *sim, enum cgsim_op op, const char *pattern, unsigned usec);
 
 /* calls of op on matching paths since the last cgsim_calls_clear */
 unsigned cgsim_calls(const struct cgsim *sim, enum cgsim_op op, const char *pattern);

@@ -1033,6 +1033,92 @@ static void test_slow_rmdir_loop_runs(void **state)
 	assert_true(cgsim_exists(e->sim, cgpath(e, "slot-2")));
 }
 
+struct gap_ticker {
+	int64_t last_us, max_gap_us;
+	unsigned ticks;
+	ev_timer t;
+};
+
+static void gap_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct gap_ticker *g = w->data;
+	int64_t now = now_mono_us();
+
+	if (g->last_us && now - g->last_us > g->max_gap_us)
+		g->max_gap_us = now - g->last_us;
+	g->last_us = now;
+	g->ticks++;
+}
+
+/* v1: a witness reading walks every memory cgroup of the machine. One that
+ * takes 200 ms (a slow listing of the memory hierarchy's root): on workers
+ * the loop keeps running while the baseline and the verification are read,
+ * and the verdicts are the same; on the loop it stalls for each reading. */
+static void test_slow_witness_loop_runs(void **state)
+{
+	struct env *e = *state;
+	struct done d[2] = { { 0 } };
+	struct gap_ticker g = { 0 };
+
+	env_open_prm(e);
+	e->conf->retire.verify_timeout_ms = 2000; /* readings of 200 ms each must fit */
+	make_slot(e, "slot-1", 0, 0);
+	make_slot(e, "slot-2", 4 * MiB, 0);
+	assert_int_equal(cgsim_set_op_delay(e->sim, CGSIM_OP_LIST, "/sys/fs/cgroup/memory", 200000), 0);
+	ev_timer_init(&g.t, gap_cb, 0.01, 0.01);
+	g.t.data = &g;
+	ev_timer_start(e->loop, &g.t);
+	start(e, "slot-1", RETIRE_REPARENT, &d[0]);
+	start(e, "slot-2", RETIRE_REPARENT, &d[1]);
+	assert_true(wait_done(e, &d[0], 1, 20.0));
+	assert_true(wait_done(e, &d[1], 1, 20.0));
+	ev_timer_stop(e->loop, &g.t);
+	assert_int_equal(d[0].res.outcome, OUTCOME_RELEASED);
+	assert_int_equal(d[1].res.outcome, e->prm->kernel == CGSIM_REPARENT ? OUTCOME_REPARENTED : OUTCOME_PINNED);
+	assert_false(cgsim_exists(e->sim, cgpath(e, "slot-1")));
+	assert_false(cgsim_exists(e->sim, cgpath(e, "slot-2")));
+	assert_true(cgsim_calls(e->sim, CGSIM_OP_LIST, "/sys/fs/cgroup/memory") >= 2); /* a baseline, a verification */
+	if (e->use_work) {
+		if (g.max_gap_us >= 100000)
+			fail_msg("loop gap %lld us while the witness was read on workers", (long long)g.max_gap_us);
+	} else {
+		assert_true(g.max_gap_us >= 150000); /* what reading it on a worker is for */
+	}
+}
+
+/* Many retirements at once (a reload that lowers max_slots): each slot is
+ * removed once, all are freed, and first come is first removed and first
+ * judged, on workers (where removals wait for the witness readings) as on
+ * the loop */
+static void test_many_in_order(void **state)
+{
+	enum { N = 60 };
+	struct env *e = *state;
+	struct done d[N] = { { 0 } };
+	char names[N][16];
+
+	env_open_prm(e);
+	e->conf->retire.rate = 10000;
+	for (int i = 0; i < N; i++) {
+		snprintf(names[i], sizeof(names[i]), "slot-%d", i);
+		make_slot(e, names[i], 0, 0);
+	}
+	for (int i = 0; i < N; i++)
+		start(e, names[i], RETIRE_REPARENT, &d[i]);
+	assert_true(wait_done(e, d, N, 20.0));
+	assert_true(cgsim_calls(e->sim, CGSIM_OP_RMDIR, cgpath(e, names[0])) >= 1);
+	for (int i = 0; i < N; i++) {
+		assert_int_equal(d[i].calls, 1);
+		assert_int_equal(d[i].res.outcome, OUTCOME_RELEASED);
+		assert_false(cgsim_exists(e->sim, cgpath(e, names[i])));
+		/* once: one rmdir in each hierarchy, as for the first */
+		assert_int_equal(cgsim_calls(e->sim, CGSIM_OP_RMDIR, cgpath(e, names[i])),
+				 cgsim_calls(e->sim, CGSIM_OP_RMDIR, cgpath(e, names[0])));
+		if (i > 0 && d[i].at_us < d[i - 1].at_us)
+			fail_msg("%s judged before %s", names[i], names[i - 1]);
+	}
+}
+
 /* a drain whose reclaim says EAGAIN twice before it works, then an rmdir
  * busy twice: the same steps, retries and verdict on workers as on the loop */
 static void test_drain_faults(void **state)
@@ -1115,6 +1201,8 @@ int main(void)
 		T(test_probe, v2_rep), T(test_probe, hy_rep), T(test_probe, v2_pin),
 		T(test_probe_uncharged, v2_rep),
 		T(test_slow_rmdir_loop_runs, v2_pin), T(test_slow_rmdir_loop_runs, hy_rep),
+		T(test_slow_witness_loop_runs, hy_rep), T(test_slow_witness_loop_runs, hy_pin),
+		T(test_many_in_order, v2_pin), T(test_many_in_order, hy_rep),
 		T(test_drain_faults, v2_rep), T(test_drain_faults, hy_pin),
 		{ "test_free_in_flight v2_rep on workers", test_free_in_flight, setup_work, teardown, (void *)&v2_rep },
 	};
