@@ -48,13 +48,18 @@ static bool pat_match(const char *pat, const char *path)
  * the ops do), so a slow call on one thread does not hold up the others. */
 static int op_begin(struct cgsim *sim, enum cgsim_op op, const char *path, const char *val, int *injected)
 {
-	struct call *c = realloc(sim->calls, (sim->ncalls + 1) * sizeof(*c));
+	struct call *c;
 	unsigned usec = 0;
 
 	*injected = 0;
-	if (!c)
-		return -ENOMEM;
-	sim->calls = c;
+	if (sim->ncalls == sim->capcalls) {
+		size_t cap = sim->capcalls ? sim->capcalls * 2 : 256;
+		c = realloc(sim->calls, cap * sizeof(*c));
+		if (!c)
+			return -ENOMEM;
+		sim->calls = c;
+		sim->capcalls = cap;
+	}
 	c = &sim->calls[sim->ncalls];
 	c->op = op;
 	c->path = strdup(path);
@@ -520,6 +525,7 @@ void cgsim_calls_clear(struct cgsim *sim)
 	free(sim->calls);
 	sim->calls = NULL;
 	sim->ncalls = 0;
+	sim->capcalls = 0;
 }
 
 int cgsim_on_write(struct cgsim *sim, const char *pattern, cgsim_write_fn fn, void *ud)
