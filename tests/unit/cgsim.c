@@ -491,6 +491,16 @@ int cgsim_set_delay(struct cgsim *sim, const char *pattern, unsigned usec)
 	return 0;
 }
 
+long cgsim_call_first(const struct cgsim *sim, enum cgsim_op op, const char *pattern)
+{
+	SIM_LOCKED(sim);
+
+	for (size_t i = 0; i < sim->ncalls; i++)
+		if ((op == CGSIM_OP_ANY || sim->calls[i].op == op) && pat_match(pattern, sim->calls[i].path))
+			return (long)i;
+	return -1;
+}
+
 unsigned cgsim_calls(const struct cgsim *sim, enum cgsim_op op, const char *pattern)
 {
 	SIM_LOCKED(sim);

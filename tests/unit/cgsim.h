@@ -248,6 +248,8 @@ int cgsim_set_op_delay(struct cgsim *sim, enum cgsim_op op, const char *pattern,
 
 /* calls of op on matching paths since the last cgsim_calls_clear */
 unsigned cgsim_calls(const struct cgsim *sim, enum cgsim_op op, const char *pattern);
+/* the place of the first such call in the record since it was cleared (-1: none) */
+long cgsim_call_first(const struct cgsim *sim, enum cgsim_op op, const char *pattern);
 /* the value of the last write to a matching path (NULL: none), and its result */
 const char *cgsim_last_write(const struct cgsim *sim, const char *pattern, int *result);
 void cgsim_calls_clear(struct cgsim *sim);
