@@ -605,7 +605,7 @@ static int cmd_place(const struct opts *o)
 	struct place p = { .o = o };
 	uint32_t *lat[2] = { calloc(o->count + 1, sizeof(uint32_t)), calloc(o->count + 1, sizeof(uint32_t)) };
 	unsigned long n[2] = { 0, 0 }, errors = 0;
-	uint64_t cpu_ns[2] = { 0, 0 }, daemon_ns = 0, busy_ns[2] = { 0, 0 };
+	uint64_t cpu_ns[2] = { 0, 0 }, daemon_ns, busy_ns[2] = { 0, 0 };
 	int r = 0;
 
 	if (!o->key || o->count == 0) {
@@ -616,8 +616,9 @@ static int cmd_place(const struct opts *o)
 	} else if ((r = place_setup(&p)) < 0) {
 		report_error(NULL, "place setup", r);
 	}
-	if (r == 0 && o->daemon > 0)
-		daemon_ns = process_cpu_ns(o->daemon);
+	/* the daemon's CPU time over the cgpool cycles: the whole run
+	 * interleaved, the first phase back to back */
+	uint64_t d0 = r == 0 && o->daemon > 0 ? process_cpu_ns(o->daemon) : 0, d1 = 0;
 	/* interleaved: cgpool first on even cycles, the usual way first on odd ones */
 	for (unsigned long i = 0; r == 0 && !o->back_to_back && !stopping && i < o->count; i++)
 		for (int j = 0; j < 2; j++) {
@@ -626,17 +627,16 @@ static int cmd_place(const struct opts *o)
 			place_time(&p, k, i, lat[k], &n[k], &errors, &cpu_ns[k]);
 		}
 	for (int k = 0; r == 0 && o->back_to_back && k < 2; k++) {
-		uint64_t d = k == 1 && o->daemon > 0 ? process_cpu_ns(o->daemon) : 0;
-
 		busy_ns[k] = machine_busy_ns();
 		for (unsigned long i = 0; !stopping && i < o->count; i++)
 			place_time(&p, k, i, lat[k], &n[k], &errors, &cpu_ns[k]);
 		busy_ns[k] = machine_busy_ns() - busy_ns[k];
-		if (d) /* the daemon's time: the cgpool phase's only */
-			daemon_ns = d - daemon_ns;
+		if (k == 0 && d0)
+			d1 = process_cpu_ns(o->daemon);
 	}
-	if (r == 0 && o->daemon > 0 && !o->back_to_back)
-		daemon_ns = process_cpu_ns(o->daemon) - daemon_ns;
+	if (d0 && !o->back_to_back)
+		d1 = process_cpu_ns(o->daemon);
+	daemon_ns = d1 > d0 && d0 ? d1 - d0 : 0;
 	if (r == 0)
 		place_report(&p, lat, n, errors, cpu_ns, daemon_ns, busy_ns);
 	place_teardown(&p);

@@ -55,8 +55,6 @@ struct walk {
 	int depth;
 };
 
-static int count_dir(const char *name, void *ud);
-
 /* one live directory, name, below w->path: counted, then listed unless it
  * is a leaf (nsub 0, most slots: no readdir); nsub -1: not known */
 static int count_one(struct walk *w, const char *name, int64_t nsub);
@@ -69,6 +67,16 @@ static int count_dir_n(const char *name, int64_t nsub, void *ud)
 static int count_dir(const char *name, void *ud)
 {
 	return count_one(ud, name, -1);
+}
+
+/* the directories below w->path, each through count_one: with their own
+ * subdirectory counts when the filesystem gives them beside the listing */
+static int count_below(struct walk *w)
+{
+	const struct cg_fs_ops *ops = w->cg->ops;
+
+	return ops->list_subdirs ? ops->list_subdirs(w->cg->ctx, w->path, count_dir_n, w)
+				 : ops->list_dirs(w->cg->ctx, w->path, count_dir, w);
 }
 
 static int count_one(struct walk *w, const char *name, int64_t nsub)
@@ -85,12 +93,7 @@ static int count_one(struct walk *w, const char *name, int64_t nsub)
 	w->depth++;
 	if (nsub < 0 && !ops->list_subdirs && ops->subdirs && ops->subdirs(w->cg->ctx, w->path, &sub) == 0)
 		nsub = (int64_t)sub; /* one stat instead of a readdir */
-	if (nsub == 0)
-		r = 0;
-	else if (ops->list_subdirs)
-		r = ops->list_subdirs(w->cg->ctx, w->path, count_dir_n, w);
-	else
-		r = ops->list_dirs(w->cg->ctx, w->path, count_dir, w);
+	r = nsub == 0 ? 0 : count_below(w);
 	w->depth--;
 	w->path[len] = '\0';
 	return r == -ENOENT ? 0 : r; /* removed while we walked */
@@ -117,8 +120,7 @@ static int dying_v1(struct cg *cg, struct cg_dying *out)
 	if (!found)
 		return -ENOENT;
 	snprintf(w.path, sizeof(w.path), "%s", cg->hier[cg->mem].mount);
-	r = cg->ops->list_subdirs ? cg->ops->list_subdirs(cg->ctx, w.path, count_dir_n, &w)
-				  : cg->ops->list_dirs(cg->ctx, w.path, count_dir, &w);
+	r = count_below(&w);
 	if (r < 0)
 		return r;
 	out->count = total > w.dirs ? total - w.dirs : 0;

@@ -241,6 +241,15 @@ static bool baseline_take(struct job *job, uint64_t count)
 	return true;
 }
 
+/* one pass over the gated jobs in WITNESS_WAIT_S, unless one is due already */
+static void gate_later(struct retire *r)
+{
+	if (!ev_is_active(&r->gate_timer)) {
+		ev_timer_set(&r->gate_timer, WITNESS_WAIT_S, 0.);
+		ev_timer_start(r->loop, &r->gate_timer);
+	}
+}
+
 static bool gated_ahead(const struct job *job)
 {
 	for (const struct job *j = job->r->jobs; j && j != job; j = j->next)
@@ -263,10 +272,7 @@ static void do_rmdir(struct job *job)
 		job->gated = true;
 		r->regated = r->gate_pass;
 		ev_timer_stop(r->loop, &job->timer); /* retire_wake_gated calls it again */
-		if (!ev_is_active(&r->gate_timer)) {
-			ev_timer_set(&r->gate_timer, WITNESS_WAIT_S, 0.);
-			ev_timer_start(r->loop, &r->gate_timer);
-		}
+		gate_later(r);
 		return;
 	}
 	/* The baseline is read while none of ours is being verified or removed
@@ -292,7 +298,7 @@ static struct job *first_gated(struct retire *r, bool *any)
 		if (!j->gated || j->phase != PH_RMDIR || j->write)
 			continue;
 		*any = true;
-		if (ev_is_active(&j->timer) || (r->wit && retire_witness_for(r, j)))
+		if (ev_is_active(&j->timer) || retire_witness_for(r, j))
 			return NULL;
 		return j;
 	}
@@ -317,10 +323,8 @@ void retire_wake_gated(struct retire *r)
 		any = false;
 	}
 	r->waking = false;
-	if (any && !ev_is_active(&r->gate_timer)) {
-		ev_timer_set(&r->gate_timer, WITNESS_WAIT_S, 0.);
-		ev_timer_start(r->loop, &r->gate_timer);
-	}
+	if (any)
+		gate_later(r);
 }
 
 static void gate_cb(struct ev_loop *loop, ev_timer *w, int revents)

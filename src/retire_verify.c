@@ -127,15 +127,10 @@ static void maybe_wb_cleanup(struct retire *r, int64_t now)
 }
 
 /* the jobs verifying now are the ones the reading about to begin judges */
-static unsigned mark_counted(struct retire *r)
+static void mark_counted(struct retire *r)
 {
-	unsigned n = 0;
-
-	for (struct job *j = r->jobs; j; j = j->next) {
+	for (struct job *j = r->jobs; j; j = j->next)
 		j->counted = j->phase == PH_VERIFY;
-		n += j->counted;
-	}
-	return n;
 }
 
 static unsigned count_counted(const struct retire *r)
@@ -307,7 +302,7 @@ bool retire_witness_for(const struct retire *r, const struct job *job)
 
 void retire_witness_forget(struct retire *r, const struct job *job)
 {
-	if (r->wit && r->wit->job == job)
+	if (retire_witness_for(r, job))
 		r->wit->job = NULL;
 }
 

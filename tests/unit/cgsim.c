@@ -433,20 +433,26 @@ ssize_t cgsim_peek(struct cgsim *sim, const char *path, char *buf, size_t len)
 
 /* ---- faults and records, for the test */
 
-int cgsim_fail(struct cgsim *sim, enum cgsim_op op, const char *pattern, int err, int count)
+/* a fault or delay rule after the others (rule.pat is set here from pattern) */
+static int rule_add(struct cgsim *sim, struct rule rule, const char *pattern)
 {
-	SIM_LOCKED(sim);
-	struct rule *v;
+	struct rule *v = realloc(sim->rules, (sim->nrules + 1) * sizeof(*v));
 
-	if (err >= 0)
-		return -EINVAL;
-	v = realloc(sim->rules, (sim->nrules + 1) * sizeof(*v));
 	if (!v)
 		return -ENOMEM;
 	sim->rules = v;
-	v[sim->nrules] = (struct rule){ .op = op, .pat = pattern ? strdup(pattern) : NULL, .err = err, .count = count };
-	sim->nrules++;
+	rule.pat = pattern ? strdup(pattern) : NULL;
+	v[sim->nrules++] = rule;
 	return 0;
+}
+
+int cgsim_fail(struct cgsim *sim, enum cgsim_op op, const char *pattern, int err, int count)
+{
+	SIM_LOCKED(sim);
+
+	if (err >= 0)
+		return -EINVAL;
+	return rule_add(sim, (struct rule){ .op = op, .err = err, .count = count }, pattern);
 }
 
 void cgsim_fail_clear(struct cgsim *sim)
@@ -462,33 +468,28 @@ void cgsim_fail_clear(struct cgsim *sim)
 int cgsim_set_op_delay(struct cgsim *sim, enum cgsim_op op, const char *pattern, unsigned usec)
 {
 	SIM_LOCKED(sim);
-	struct rule *v = realloc(sim->rules, (sim->nrules + 1) * sizeof(*v));
 
-	if (!v)
-		return -ENOMEM;
-	sim->rules = v;
-	v[sim->nrules++] = (struct rule){ .op = op, .pat = pattern ? strdup(pattern) : NULL, .usec = usec };
-	return 0;
+	return rule_add(sim, (struct rule){ .op = op, .usec = usec }, pattern);
 }
 
 int cgsim_set_delay(struct cgsim *sim, const char *pattern, unsigned usec)
 {
 	SIM_LOCKED(sim);
-	struct rule *v;
 
 	for (size_t i = 0; i < sim->nrules; i++) {
 		struct rule *r = &sim->rules[i];
-		if (!r->err && ((!r->pat && !pattern) || (r->pat && pattern && strcmp(r->pat, pattern) == 0))) {
+		if (!r->err && r->op == CGSIM_OP_ANY &&
+		    ((!r->pat && !pattern) || (r->pat && pattern && strcmp(r->pat, pattern) == 0))) {
 			r->usec = usec;
 			return 0;
 		}
 	}
-	v = realloc(sim->rules, (sim->nrules + 1) * sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	sim->rules = v;
-	v[sim->nrules++] = (struct rule){ .op = CGSIM_OP_ANY, .pat = pattern ? strdup(pattern) : NULL, .usec = usec };
-	return 0;
+	return rule_add(sim, (struct rule){ .op = CGSIM_OP_ANY, .usec = usec }, pattern);
+}
+
+static bool call_is(const struct call *c, enum cgsim_op op, const char *pattern)
+{
+	return (op == CGSIM_OP_ANY || c->op == op) && pat_match(pattern, c->path);
 }
 
 long cgsim_call_first(const struct cgsim *sim, enum cgsim_op op, const char *pattern)
@@ -496,7 +497,7 @@ long cgsim_call_first(const struct cgsim *sim, enum cgsim_op op, const char *pat
 	SIM_LOCKED(sim);
 
 	for (size_t i = 0; i < sim->ncalls; i++)
-		if ((op == CGSIM_OP_ANY || sim->calls[i].op == op) && pat_match(pattern, sim->calls[i].path))
+		if (call_is(&sim->calls[i], op, pattern))
 			return (long)i;
 	return -1;
 }
@@ -507,7 +508,7 @@ unsigned cgsim_calls(const struct cgsim *sim, enum cgsim_op op, const char *patt
 	unsigned c = 0;
 
 	for (size_t i = 0; i < sim->ncalls; i++)
-		c += (op == CGSIM_OP_ANY || sim->calls[i].op == op) && pat_match(pattern, sim->calls[i].path);
+		c += call_is(&sim->calls[i], op, pattern);
 	return c;
 }
 
