@@ -42,8 +42,8 @@ warm = 2
 idle_timeout = 1h"
 start_daemon
 echo "$N jobs a way; $(nproc) CPUs, kernel $(uname -r), memory controller on cgroup $T_MEMORY, $(slurmd -V)"
-run cgpool none
+run none none
 BASE=$P50
-run cgpool cgpool "required $PLUGIN socket=$T_SOCK"
+run cgpool cgpool
 [ "$T_MEMORY" = v1 ] && run slurm-cgroup task/cgroup
 finish > /dev/null

@@ -145,6 +145,17 @@ bool cg_resource_supported(const struct cg *cg, const char *name);
 /* [any thread] */
 int cg_slot_set(struct cg *cg, const char *name, const char *resource, const char *value);
 
+/* A resource's value as the kernel holds it now (its files, raw), to be
+ * written back when a change of several values fails half way. */
+struct cg_res_saved {
+	int h;
+	size_t n;
+	const char *file[2];
+	char value[2][64];
+};
+int cg_slot_res_save(struct cg *cg, const char *name, const char *resource, struct cg_res_saved *out);
+int cg_slot_res_restore(struct cg *cg, const char *name, const struct cg_res_saved *saved);
+
 struct cg_memory {
 	uint64_t current;  /* memory.current / memory.usage_in_bytes */
 	uint64_t peak;     /* memory.peak / memory.max_usage_in_bytes; 0 when absent */

@@ -176,6 +176,63 @@ int cg_slot_set(struct cg *cg, const char *name, const char *resource, const cha
 	return slot_write(cg, h, name, d->name, value);
 }
 
+/* the files a resource's value lives in on hierarchy h, in the order they
+ * are written back */
+static size_t res_files(const struct cg *cg, int h, const struct res_desc *d, const char *files[2])
+{
+	if (cg->hier[h].v2) {
+		files[0] = d->name;
+		return 1;
+	}
+	if (d->v1set == v1_memory_max)
+		files[0] = "memory.limit_in_bytes";
+	else if (d->v1set == v1_pids_max)
+		files[0] = "pids.max";
+	else if (d->v1set == v1_cpu_weight)
+		files[0] = "cpu.shares";
+	else if (d->v1set == v1_cpu_max) {
+		files[0] = "cpu.cfs_period_us";
+		files[1] = "cpu.cfs_quota_us";
+		return 2;
+	} else
+		return 0;
+	return 1;
+}
+
+int cg_slot_res_save(struct cg *cg, const char *name, const char *resource, struct cg_res_saved *out)
+{
+	const struct res_desc *d = res_find(cg, resource, &out->h);
+	char path[PATH_MAX];
+	int r = cg_name_valid(name);
+
+	if (r < 0)
+		return r;
+	if (!d)
+		return -EOPNOTSUPP;
+	out->n = res_files(cg, out->h, d, out->file);
+	for (size_t i = 0; i < out->n; i++) {
+		r = cg_hpath(cg, out->h, name, out->file[i], path);
+		if (r == 0)
+			r = cg_read(cg, path, out->value[i], sizeof(out->value[i]));
+		if (r < 0)
+			return r;
+		out->value[i][strcspn(out->value[i], "\n")] = '\0';
+	}
+	return 0;
+}
+
+int cg_slot_res_restore(struct cg *cg, const char *name, const struct cg_res_saved *saved)
+{
+	int ret = 0;
+
+	for (size_t i = 0; i < saved->n; i++) {
+		int r = slot_write(cg, saved->h, name, saved->file[i], saved->value[i]);
+		if (r < 0 && ret == 0)
+			ret = r;
+	}
+	return ret;
+}
+
 /* ---- memory counters */
 
 static int read_u64(struct cg *cg, const char *path, uint64_t *out)

@@ -6,6 +6,7 @@
 #ifndef CGPOOL_H
 #define CGPOOL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -71,6 +72,20 @@ struct cgpool_limit {
  * move; the key's next run starts without them. */
 int cgpool_attach_limits(struct cgpool *c, const char *key, const pid_t *pids, size_t npids, const char *class_name,
 			 const struct cgpool_limit *limits, size_t nlimits, char **slot_json);
+/* Whose job a run is (root and socket_group only). id: the key is this
+ * job's alone while the run lives or a holder is alive (another job's Attach
+ * is refused: io.cgpool.Manager.KeyBusy). hold > 0: a process that holds the
+ * job on this node; once every holder has exited, the daemon kills what is
+ * left in the slot and, with release, releases the key. */
+struct cgpool_job {
+	const char *id;
+	pid_t hold;
+	bool release;
+};
+/* cgpool_attach_limits for a job (job may be NULL: none). */
+int cgpool_attach_job(struct cgpool *c, const char *key, const pid_t *pids, size_t npids, const char *class_name,
+		      const struct cgpool_limit *limits, size_t nlimits, const struct cgpool_job *job,
+		      char **slot_json);
 /* Attach the calling process to key's slot, close the connection, execvp(argv[0], argv).
  * Returns only on failure (the connection is closed then too; c itself stays
  * valid for cgpool_last_error() and must still be freed with cgpool_close()).

@@ -593,6 +593,45 @@ static int cmd_metrics(struct ctx *x)
 	return 0;
 }
 
+/* health: can the daemon place a job now? For Slurm's HealthCheckProgram
+ * (a node-health script drains a node on a non-zero exit): it answers
+ * within HEALTH_TIMEOUT_MS, and it has a warm slot or room for a new one. */
+#define HEALTH_TIMEOUT_MS 5000
+static int cmd_health(struct ctx *x)
+{
+	json_t *reply, *d, *slots;
+	long long total, warm, max;
+	char why[160] = "";
+	int r;
+
+	cgpool_set_timeout(x->c, HEALTH_TIMEOUT_MS);
+	r = call(x, "Status", json_object(), &reply);
+	if (r)
+		return r;
+	d = json_object_get(reply, "daemon");
+	slots = json_object_get(d, "slots");
+	total = json_integer_value(json_object_get(slots, "total"));
+	warm = json_integer_value(json_object_get(slots, "warm"));
+	max = json_integer_value(json_object_get(d, "max_slots"));
+	if (!json_is_object(slots))
+		snprintf(why, sizeof(why), "the daemon's status has no slot counts");
+	else if (warm == 0 && total >= max)
+		snprintf(why, sizeof(why), "no slot to place a job in: all %lld slots (max_slots) are in use", max);
+	if (x->json) {
+		json_t *out = json_pack("{s:b, s:I, s:I, s:I}", "healthy", !why[0], "slots", (json_int_t)total, "warm",
+					(json_int_t)warm, "max_slots", (json_int_t)max);
+		json_object_set_new(out, "reason", why[0] ? json_string(why) : json_null());
+		print_json(out);
+		json_decref(out);
+	} else if (why[0]) {
+		printf("unhealthy: %s\n", why);
+	} else {
+		printf("healthy: %lld of %lld slots, %lld warm\n", total, max, warm);
+	}
+	json_decref(reply);
+	return why[0] ? EX_FAIL : 0;
+}
+
 static const struct command commands[] = {
 	{ "exec", 1, 1, OPT_CLASS | OPT_LIMIT, true, cmd_exec, "KEY [--class NAME] [--limit NAME=VALUE]... -- CMD [ARG...]",
 	  "run CMD in KEY's slot (this process moves there, then executes CMD)" },
@@ -611,6 +650,8 @@ static const struct command commands[] = {
 	  "what the kernel can do; --wait runs the LRU-reparenting experiment again first" },
 	{ "reload", 0, 0, 0, false, cmd_reload, "", "reload the daemon's configuration" },
 	{ "metrics", 0, 0, 0, false, cmd_metrics, "", "Prometheus text exposition of the counters" },
+	{ "health", 0, 0, 0, false, cmd_health, "",
+	  "exit 0 when the daemon answers and can place a job now (for a node health check)" },
 };
 
 /* ------------------------------------------------------------------ main */
@@ -798,7 +839,8 @@ int main(int argc, char **argv)
 		x.socket = getenv("CGPOOL_SOCKET");
 	if (!x.socket || !*x.socket)
 		x.socket = CGPOOL_DEFAULT_SOCKET;
-	r = cgpool_connect(x.socket, &x.c);
+	r = strcmp(cmd->name, "health") == 0 ? cgpool_connect_timeout(x.socket, HEALTH_TIMEOUT_MS, &x.c)
+					       : cgpool_connect(x.socket, &x.c);
 	if (r < 0) {
 		fprintf(stderr, "cgpoolctl: cannot reach cgpoold at %s: %s\n", x.socket, strerror(-r));
 		r = EX_UNAVAILABLE;

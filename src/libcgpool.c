@@ -47,6 +47,7 @@ static const struct err_text err_texts[] = {
 	{ "io.cgpool.Manager.PoolFull", "pool is full: {reason}", "pool is full" },
 	{ "io.cgpool.Manager.PoolFull", "pool is full (max_slots {max_slots})", "pool is full" },
 	{ "io.cgpool.Manager.NoSuchProcess", "no such process: {pid}", "no such process" },
+	{ "io.cgpool.Manager.KeyBusy", "key {key} runs another job ({job})", "the key runs another job" },
 	{ "io.cgpool.Manager.PermissionDenied", "permission denied: {reason}", "permission denied" },
 	{ "io.cgpool.Manager.NotSupported", "not supported: {reason}", "not supported" },
 	{ "org.varlink.service.PermissionDenied", "permission denied: {reason}", "permission denied" },
@@ -528,13 +529,14 @@ static json_t *limits_object(const struct cgpool_limit *limits, size_t n)
 	return o;
 }
 
-CGPOOL_EXPORT int cgpool_attach_limits(struct cgpool *c, const char *key, const pid_t *pids, size_t npids,
-				       const char *class_name, const struct cgpool_limit *limits, size_t nlimits,
-				       char **slot_json)
+CGPOOL_EXPORT int cgpool_attach_job(struct cgpool *c, const char *key, const pid_t *pids, size_t npids,
+				    const char *class_name, const struct cgpool_limit *limits, size_t nlimits,
+				    const struct cgpool_job *job, char **slot_json)
 {
 	json_t *params, *arr, *lim = NULL;
+	bool bad;
 
-	if (!c || !key || (npids && !pids) || (nlimits && !limits))
+	if (!c || !key || (npids && !pids) || (nlimits && !limits) || (job && !job->id && job->hold <= 0))
 		return -EINVAL;
 	if (nlimits && !(lim = limits_object(limits, nlimits)))
 		return -EINVAL;
@@ -547,15 +549,25 @@ CGPOOL_EXPORT int cgpool_attach_limits(struct cgpool *c, const char *key, const 
 		}
 	}
 	params = json_pack("{s:s, s:o}", "key", key, "pids", arr);
-	if (params && ((class_name && json_object_set_new(params, "class", json_string(class_name)) < 0) ||
-		       (lim && json_object_set(params, "limits", lim) < 0))) {
-		json_decref(params);
-		params = NULL;
-	}
+	bad = !params || (class_name && json_object_set_new(params, "class", json_string(class_name)) < 0) ||
+	      (lim && json_object_set(params, "limits", lim) < 0);
+	if (!bad && job)
+		bad = (job->id && json_object_set_new(params, "job", json_string(job->id)) < 0) ||
+		      (job->hold > 0 && json_object_set_new(params, "hold", json_integer(job->hold)) < 0) ||
+		      json_object_set_new(params, "release", json_boolean(job->release)) < 0;
 	json_decref(lim);
-	if (!params)
+	if (bad) {
+		json_decref(params);
 		return -EINVAL;
+	}
 	return call_slot(c, CGPOOL_INTERFACE ".Attach", params, slot_json);
+}
+
+CGPOOL_EXPORT int cgpool_attach_limits(struct cgpool *c, const char *key, const pid_t *pids, size_t npids,
+				       const char *class_name, const struct cgpool_limit *limits, size_t nlimits,
+				       char **slot_json)
+{
+	return cgpool_attach_job(c, key, pids, npids, class_name, limits, nlimits, NULL, slot_json);
 }
 
 CGPOOL_EXPORT int cgpool_exec(struct cgpool *c, const char *key, const char *class_name, char *const argv[])

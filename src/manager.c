@@ -46,12 +46,18 @@ static const char interface_description[] =
 	"type Slot (key: ?string, state: string, name: string, path: string, cgroup_id: int,\n"
 	"  runs: int, class: ?string, memory_current: ?int, nprocs: int, idle_since: ?int, owner_uid: ?int,\n"
 	"  job_state: ?string, main_pid: ?int, restarts: ?int, next_restart: ?int, released: ?bool,\n"
-	"  run_limits: ?[]string)\n"
+	"  run_limits: ?[]string, job: ?string, holders: ?int)\n"
 	"\n"
 	"# limits: resource keys for this run ({\"memory.max\": \"64M\"}; root and\n"
 	"# socket_group only), written after the class's and the key's own settings,\n"
 	"# before the processes move; the next run starts without them\n"
-	"method Attach(key: string, pids: []int, class: ?string, limits: ?object) -> (slot: Slot)\n"
+	"# job (root and socket_group only): whose job the run is; the key is that\n"
+	"# job's alone while it runs or is held (another job's Attach, or one naming\n"
+	"# none: KeyBusy). hold: a pid that holds the job on this node; when every\n"
+	"# holder has exited, what is left in the slot is killed and the key released\n"
+	"# (unless release is false)\n"
+	"method Attach(key: string, pids: []int, class: ?string, limits: ?object, job: ?string,\n"
+	"  hold: ?int, release: ?bool) -> (slot: Slot)\n"
 	"method Release(key: string) -> (slot: Slot)\n"
 	"# outcome: released, reparented, drained, pinned, cancelled (the key was attached again);\n"
 	"# \"retiring\" when not waited for\n"
@@ -142,6 +148,8 @@ json_t *manager_slot_json(struct pool *pool, const struct slot *s)
 			    s->state == SLOT_IDLE ? json_integer(s->idle_since_us) : json_null());
 	json_object_set_new(j, "released", s->key[0] ? json_boolean(s->released) : json_null());
 	json_object_set_new(j, "run_limits", s->run_limits ? state_run_limits_json(s->run_limits) : json_null());
+	json_object_set_new(j, "job", pool_tenant_job(s) ? json_string(pool_tenant_job(s)) : json_null());
+	json_object_set_new(j, "holders", pool_tenant_job(s) ? json_integer(pool_tenant_holders(s)) : json_null());
 	return j;
 }
 
@@ -291,6 +299,12 @@ static void attach_error(struct manager *m, struct vl_call *call, const char *ke
 	case -ENOENT:
 		reply_error(m, call, VL_ERR_INVALID_PARAMETER, json_pack("{s:s}", "parameter", "class"));
 		return;
+	case -EADDRINUSE: {
+		struct slot *s = pool_find(m->pool, key);
+		const char *job = s ? pool_tenant_job(s) : NULL;
+		reply_error(m, call, ERR("KeyBusy"), json_pack("{s:s, s:s}", "key", key, "job", job ? job : "(none)"));
+		return;
+	}
 	default:
 		snprintf(reason, sizeof(reason), "attach %s: %s", key, strerror(-r));
 		not_supported(m, call, reason);
@@ -400,6 +414,42 @@ static bool param_limits(struct manager *m, struct vl_call *call, json_t *params
 	return true;
 }
 
+/* Attach's job, hold and release: root and socket_group only. false when
+ * the call was answered. */
+static bool param_tenant(struct manager *m, struct vl_call *call, json_t *params, bool priv, struct attach_req *req)
+{
+	json_t *job = json_object_get(params, "job"), *hold = json_object_get(params, "hold"),
+	       *rel = json_object_get(params, "release");
+
+	*req = (struct attach_req){ 0 };
+	job = json_is_null(job) ? NULL : job;
+	hold = json_is_null(hold) ? NULL : hold;
+	rel = json_is_null(rel) ? NULL : rel;
+	if (!job && !hold && !rel)
+		return true;
+	if (!priv) {
+		permission_denied(m, call, "only root and members of socket_group may name a job or its holder");
+		return false;
+	}
+	if (job && (!json_is_string(job) || json_string_length(job) == 0 || json_string_length(job) > KEY_MAX ||
+		    strlen(json_string_value(job)) != json_string_length(job))) {
+		invalid_parameter(m, call, "job");
+		return false;
+	}
+	if (hold && (!json_is_integer(hold) || json_integer_value(hold) <= 0 || json_integer_value(hold) > INT32_MAX)) {
+		invalid_parameter(m, call, "hold");
+		return false;
+	}
+	if (rel && !json_is_boolean(rel)) {
+		invalid_parameter(m, call, "release");
+		return false;
+	}
+	req->job = job ? json_string_value(job) : NULL;
+	req->hold = hold ? (pid_t)json_integer_value(hold) : 0;
+	req->keep = rel && !json_is_true(rel);
+	return true;
+}
+
 static void m_attach(struct vl_call *call, json_t *params, void *ud)
 {
 	struct manager *m = ud;
@@ -427,11 +477,17 @@ static void m_attach(struct vl_call *call, json_t *params, void *ud)
 		return permission_denied(m, call, "only root and members of socket_group may move other processes");
 	if (!priv && json_object_get(params, "limits") && !json_is_null(json_object_get(params, "limits")))
 		return permission_denied(m, call, "only root and members of socket_group may set limits");
-	if (!param_limits(m, call, params, limits, &nlimits))
+	if (!param_limits(m, call, params, limits, &nlimits) || !param_tenant(m, call, params, priv, &req))
 		return;
 	if (!priv && (!unprivileged_attach_ok(m, call, key, class_name) || !peer_still_there(m, call, key, "before")))
 		return;
-	req = (struct attach_req){ key, class_name, priv ? 0 : peer->uid, pids, n, limits, nlimits };
+	req.key = key;
+	req.class_name = class_name;
+	req.owner = priv ? 0 : peer->uid;
+	req.pids = pids;
+	req.npids = n;
+	req.limits = limits;
+	req.nlimits = nlimits;
 	r = pool_attach_req(m->pool, &req, &s, &bad);
 	if (r < 0)
 		return attach_error(m, call, key, class_name, r, bad);

@@ -276,6 +276,7 @@ void pool_drop(struct pool *p, struct slot *s)
 			strerror(-r));
 	ev_timer_stop(p->loop, &s->idle_timer);
 	cg_slot_unwatch(p->cg, s->name);
+	pool_tenant_free(s);
 	free(s);
 }
 
@@ -537,6 +538,7 @@ static void act_run_end(struct slot *s, enum slot_state prev)
 		  (unsigned long long)s->runs, (run->ended_us - run->started_us) / 1e6,
 		  (unsigned long long)run->memory_peak, (unsigned long long)run->oom_kills,
 		  transition(s, prev, tr, sizeof(tr)));
+	pool_tenant_run_ended(s);
 }
 
 void pool_idle_timer(struct slot *s, double after)
@@ -822,6 +824,7 @@ void pool_free(struct pool *p)
 	}
 	for (size_t i = 0; i < p->nslots; i++) {
 		ev_timer_stop(p->loop, &p->slots[i]->idle_timer);
+		pool_tenant_free(p->slots[i]);
 		free(p->slots[i]);
 	}
 	free(p->slots);

@@ -26,6 +26,28 @@
 #define CLASS_NAME_MAX 64
 
 struct pool;
+struct slot;
+
+/* A process that holds a job on this node (pool_tenant.c) */
+struct holder {
+	struct holder *next;
+	struct slot *slot;
+	pid_t pid;
+	uint64_t start;   /* /proc/PID/stat starttime: a reused pid is not it */
+	int pidfd;        /* -1 while not watched (restored, not yet resumed) */
+	ev_io io;
+};
+
+/* The job a slot's run belongs to: one at a time per key */
+struct tenant {
+	char *job;        /* as the Attach named it, e.g. "slurm:4711:1000" */
+	bool release;     /* release the key when the job ends */
+	bool ending;      /* its last holder is gone: what is left is being killed */
+	struct holder *holders;
+	unsigned nholders;
+	unsigned kill_rounds;
+	ev_timer kill_timer;
+};
 
 struct run {
 	int64_t started_us; /* CLOCK_REALTIME */
@@ -54,6 +76,7 @@ struct slot {
 	uid_t owner_uid;          /* who bound the key (root: 0); kept in the state file */
 	bool released;            /* Release said the key is done: its idle slot is recycled first */
 	uint8_t run_limits;       /* resource keys the current run's Attach set (bits of pool_resource_name) */
+	struct tenant *tenant;    /* the job its run belongs to; NULL: none (pool_tenant.c) */
 	ev_timer idle_timer;
 	struct slot *lprev, *lnext; /* in the pool's warm list (warm) or idle list (idle), else unlinked */
 	bool listed;              /* in one of those lists */
@@ -106,8 +129,20 @@ struct attach_req {
 	size_t npids;
 	const struct conf_res *limits;
 	size_t nlimits;
+	const char *job;  /* whose job the run is (NULL: none): the key is this job's alone */
+	pid_t hold;       /* > 0: this process holds the job; when every holder exited, the slot is emptied */
+	bool keep;        /* with hold: do not release the key when the job ends */
 };
 int pool_attach_req(struct pool *p, const struct attach_req *req, struct slot **out, pid_t *bad_pid);
+/* The job whose run the key's slot holds (NULL: none) and how many
+ * processes hold it on this node. */
+const char *pool_tenant_job(const struct slot *s);
+unsigned pool_tenant_holders(const struct slot *s);
+/* The state file's tenant of a slot being loaded; pool_tenant_free frees it. */
+int pool_tenant_restored(struct slot *s, const char *job, bool release, bool ending);
+int pool_tenant_restored_holder(struct slot *s, pid_t pid, uint64_t start);
+void pool_tenant_free(struct slot *s);
+
 /* The resource keys limits may name, by bit of slot.run_limits: NULL past
  * the last; pool_resource_bit is 0 for a name that is not one. */
 const char *pool_resource_name(unsigned i);

@@ -108,27 +108,52 @@ int pool_attach(struct pool *p, const char *key, const char *class_name, const p
 int pool_attach_owned(struct pool *p, const char *key, const char *class_name, uid_t owner, const pid_t *pids,
 		      size_t npids, struct slot **out, pid_t *bad_pid)
 {
-	struct attach_req req = { key, class_name, owner, pids, npids, NULL, 0 };
+	struct attach_req req = { key, class_name, owner, pids, npids, NULL, 0, NULL, 0, false };
 
 	return pool_attach_req(p, &req, out, bad_pid);
 }
 
 /* The run's own limits, after the settings of its class and key. A value
- * the kernel refuses fails the Attach before any process moves. */
+ * the kernel refuses fails the Attach before any process moves, and the
+ * values this Attach wrote before it are put back: a running run keeps
+ * the limits it had. */
 static int apply_run_limits(struct slot *s, const struct attach_req *req)
 {
-	for (size_t i = 0; i < req->nlimits; i++) {
-		const struct conf_res *l = &req->limits[i];
-		int r = cg_slot_set(s->pool->cg, s->name, l->name, l->value);
+	struct cg_res_saved saved[CONF_MAX_RES];
+	uint8_t had = s->run_limits;
+	size_t i, nsaved = 0;
+	int r = 0;
 
+	for (i = 0; i < req->nlimits; i++) {
+		const struct conf_res *l = &req->limits[i];
+
+		r = cg_slot_res_save(s->pool->cg, s->name, l->name, &saved[i]);
+		if (r == 0) {
+			nsaved = i + 1; /* a refused write may have changed one of its files */
+			r = cg_slot_set(s->pool->cg, s->name, l->name, l->value);
+		}
 		if (r < 0) {
 			log_warn("slot %s (%s): limit %s = %s: %s", s->name, s->key, l->name, l->value, strerror(-r));
-			return r;
+			break;
 		}
 		s->run_limits |= (uint8_t)pool_resource_bit(l->name);
-		log_info("slot %s (%s): limit %s = %s for this run", s->name, s->key, l->name, l->value);
 	}
-	return 0;
+	if (r == 0) {
+		for (i = 0; i < req->nlimits; i++)
+			log_info("slot %s (%s): limit %s = %s for this run", s->name, s->key, req->limits[i].name,
+				 req->limits[i].value);
+		return 0;
+	}
+	for (i = nsaved; i-- > 0;) {
+		int rr = cg_slot_res_restore(s->pool->cg, s->name, &saved[i]);
+		if (rr < 0)
+			log_warn("slot %s (%s): limit %s: the value before this attach not restored: %s", s->name,
+				 s->key, req->limits[i].name, strerror(-rr));
+	}
+	s->run_limits = had;
+	if (req->nlimits > 1 || s->state == SLOT_RUNNING)
+		log_info("slot %s (%s): the limits of the run are as before the attach", s->name, s->key);
+	return r;
 }
 
 int pool_attach_req(struct pool *p, const struct attach_req *req, struct slot **out, pid_t *bad_pid)
@@ -151,6 +176,10 @@ int pool_attach_req(struct pool *p, const struct attach_req *req, struct slot **
 		if (r < 0)
 			return r;
 	}
+	if (req->hold > 0 && proc_start_time(req->hold, &(uint64_t){ 0 }) < 0) {
+		*bad_pid = req->hold;
+		return -ESRCH;
+	}
 	r = slot_for_key(p, key, req->class_name, req->owner, &s, &fresh);
 	if (r < 0)
 		return r;
@@ -160,6 +189,13 @@ int pool_attach_req(struct pool *p, const struct attach_req *req, struct slot **
 	 * cgroup.procs too) */
 	if (s->state == SLOT_RUNNING && !pool_slot_has_procs(s))
 		pool_slot_event(s, SLOT_EV_EMPTY);
+	/* a key is one job's at a time, whoever asks */
+	r = pool_tenant_check(s, req->job);
+	if (r < 0) {
+		log_warn("slot %s (%s): attach for job %s refused: the key runs job %s", s->name, key,
+			 req->job ? req->job : "(none)", pool_tenant_job(s) ? pool_tenant_job(s) : "(none)");
+		goto fail;
+	}
 	r = slot_step(s->state, SLOT_EV_ATTACH, p->conf->pool.recycle, &next, &act);
 	if (r < 0)
 		goto fail;
@@ -187,7 +223,18 @@ int pool_attach_req(struct pool *p, const struct attach_req *req, struct slot **
 	enum slot_state prev = s->state;
 	pool_slot_enter(s, next, act);
 	pool_slot_do(s, prev, act & ~SLOT_ACT_APPLY);
-	if (fresh || prev != next || (act & SLOT_ACT_RUN_START) || req->nlimits)
+	if (req->job || req->hold > 0) {
+		int rt = pool_tenant_bind(s, req->job, req->hold, !req->keep);
+		if (rt < 0) {
+			log_warn("slot %s (%s): job %s: holder pid %d: %s", s->name, key, req->job ? req->job : "-",
+				 (int)req->hold, strerror(-rt));
+			if (r == 0) {
+				r = rt;
+				*bad_pid = req->hold;
+			}
+		}
+	}
+	if (fresh || prev != next || (act & SLOT_ACT_RUN_START) || req->nlimits || req->job || req->hold > 0)
 		pool_save(p, s); /* an Attach to the running slot changes nothing kept */
 	pool_hold_end(p);
 	pool_fill_warm(p);

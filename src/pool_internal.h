@@ -112,6 +112,18 @@ void pool_nocg_refused(struct pool *p, const char *name);
 /* a mkdir worked: the episode (if any) ends */
 void pool_nocg_ok(struct pool *p);
 
+/* ---- pool_tenant.c: the job a run belongs to, its holders */
+/* 0: an Attach for job (NULL: none) may go into s now; -EADDRINUSE: the run is
+ * another job's (or a job's and this Attach names none) */
+int pool_tenant_check(const struct slot *s, const char *job);
+/* after a successful Attach: the run is job's, hold (> 0) holds it; -ESRCH
+ * the holder is gone */
+int pool_tenant_bind(struct slot *s, const char *job, pid_t hold, bool release);
+/* the slot's run ended: a job nothing holds any more is forgotten */
+void pool_tenant_run_ended(struct slot *s);
+void pool_tenant_move(struct slot *to, struct slot *from);
+void pool_tenant_resume(struct slot *s);
+
 /* pool.c, for pool_attach.c: the actions of the table and warm growth */
 void pool_act_apply(struct slot *s);
 void pool_reset_limits(struct slot *s);

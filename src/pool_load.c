@@ -89,6 +89,7 @@ static void restore_one(struct pool *p, const struct slot *saved)
 	s->owner_uid = saved->owner_uid;
 	s->released = saved->released;
 	s->run_limits = saved->run_limits;
+	pool_tenant_move(s, (struct slot *)saved);
 	s->resume_retire = saved->state == SLOT_RETIRING;
 	if (s->key[0])
 		restore_step(s, saved->state == SLOT_RUNNING ? SLOT_EV_RESTORE_RUNNING : SLOT_EV_RESTORE_IDLE);
@@ -131,6 +132,8 @@ void pool_reconcile(struct pool *p)
 		}
 		pool_slot_event(s, populated ? SLOT_EV_POPULATED : SLOT_EV_EMPTY);
 	}
+	for (size_t i = 0; i < p->nslots; i++)
+		pool_tenant_resume(p->slots[i]);
 }
 
 static int restore(struct pool *p)
@@ -156,6 +159,7 @@ static int restore(struct pool *p)
 	}
 	for (size_t i = 0; i < nsaved; i++) {
 		restore_one(p, saved[i]);
+		pool_tenant_free(saved[i]);
 		free(saved[i]);
 	}
 	free(saved);

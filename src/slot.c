@@ -43,7 +43,8 @@ static const struct transition table[SLOT_NSTATES][SLOT_NEVENTS] = {
 		[SLOT_EV_RECYCLE] = { NOP, SLOT_WARM, 0 },
 	},
 	[SLOT_RUNNING] = {
-		[SLOT_EV_ATTACH] = { OK, SLOT_RUNNING, SLOT_ACT_APPLY },
+		/* the run goes on with the limits it has: an Attach's own are written over them */
+		[SLOT_EV_ATTACH] = { OK, SLOT_RUNNING, 0 },
 		[SLOT_EV_POPULATED] = { NOP, SLOT_RUNNING, 0 },
 		[SLOT_EV_EMPTY] = { OK, SLOT_IDLE, END },
 		[SLOT_EV_RELEASE] = { OK, SLOT_RUNNING, 0 },

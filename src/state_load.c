@@ -115,6 +115,40 @@ static int slot_fields(struct slot *s, const char *name, const char *key, const 
 	return -EINVAL;
 }
 
+/* "tenant": {"job": s, "release": b, "ending": b, "holders": [[pid, start], ...]} */
+static int tenant_from_json(json_t *j, struct slot *s, const char **why)
+{
+	json_t *holders, *h;
+	const char *job;
+	int release = 1, ending = 0;
+	size_t i;
+
+	if (!j)
+		return 0;
+	if (json_unpack(j, "{s:s, s?b, s?b, s:o}", "job", &job, "release", &release, "ending", &ending, "holders",
+			&holders) < 0 ||
+	    !json_is_array(holders) || strlen(job) > KEY_MAX) {
+		*why = "bad tenant";
+		return -EINVAL;
+	}
+	if (pool_tenant_restored(s, job, release, ending) < 0) {
+		*why = "out of memory";
+		return -ENOMEM;
+	}
+	json_array_foreach(holders, i, h) {
+		json_int_t pid, start;
+		if (json_unpack(h, "[I, I]", &pid, &start) < 0 || pid <= 0 || pid > INT32_MAX || start < 0) {
+			*why = "bad tenant holder";
+			return -EINVAL;
+		}
+		if (pool_tenant_restored_holder(s, (pid_t)pid, (uint64_t)start) < 0) {
+			*why = "out of memory";
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
 int state_slot_from_json(json_t *j, struct slot *s, const char **why)
 {
 	const char *name, *key, *cls, *state;
@@ -143,6 +177,8 @@ int state_slot_from_json(json_t *j, struct slot *s, const char **why)
 	}
 	s->released = released;
 	if (slot_fields(s, name, key, cls, state, runs, why) < 0)
+		return -EINVAL;
+	if (tenant_from_json(json_object_get(j, "tenant"), s, why) < 0)
 		return -EINVAL;
 	if (json_array_size(recent) > SLOT_RECENT_RUNS) {
 		*why = "too many recent runs";
@@ -251,13 +287,21 @@ struct loaded {
 };
 
 /* takes s */
+static void loaded_slot_free(struct slot *s)
+{
+	if (!s)
+		return;
+	pool_tenant_free(s);
+	free(s);
+}
+
 static int loaded_put(struct loaded *l, struct slot *s)
 {
 	json_t *pos = json_object_get(l->index, s->name);
 
 	if (pos) {
 		size_t i = (size_t)json_integer_value(pos);
-		free(l->v[i]);
+		loaded_slot_free(l->v[i]);
 		l->v[i] = s;
 		return 0;
 	}
@@ -274,7 +318,7 @@ static int loaded_put(struct loaded *l, struct slot *s)
 	l->v[l->n++] = s;
 	return 0;
 nomem:
-	free(s);
+	loaded_slot_free(s);
 	return -ENOMEM;
 }
 
@@ -286,7 +330,7 @@ static void loaded_drop(struct loaded *l, const char *name)
 	if (!pos)
 		return;
 	i = (size_t)json_integer_value(pos);
-	free(l->v[i]);
+	loaded_slot_free(l->v[i]);
 	l->v[i] = NULL;
 	json_object_del(l->index, name);
 }
@@ -294,7 +338,7 @@ static void loaded_drop(struct loaded *l, const char *name)
 static void loaded_free(struct loaded *l)
 {
 	for (size_t i = 0; i < l->n; i++)
-		free(l->v[i]);
+		loaded_slot_free(l->v[i]);
 	free(l->v);
 	json_decref(l->index);
 }
@@ -307,7 +351,7 @@ static int put_json(struct loaded *l, json_t *j, const char **why)
 	if (!s)
 		return -ENOMEM;
 	if (state_slot_from_json(j, s, why) < 0) {
-		free(s);
+		loaded_slot_free(s);
 		return -EINVAL;
 	}
 	return loaded_put(l, s);

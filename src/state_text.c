@@ -150,5 +150,17 @@ void state_text_slot(struct state_text *t, const struct slot *s)
 		state_text_str(t, name);
 		first = 0;
 	}
-	state_text_put(t, "]}", 2);
+	state_text_put(t, "]", 1);
+	if (s->tenant && s->tenant->job) {
+		const struct tenant *tn = s->tenant;
+		state_text_put(t, ",\"tenant\":{\"job\":", 17);
+		state_text_str(t, tn->job);
+		state_text_printf(t, ",\"release\":%s,\"ending\":%s,\"holders\":[", tn->release ? "true" : "false",
+				  tn->ending ? "true" : "false");
+		for (const struct holder *h = tn->holders; h; h = h->next)
+			state_text_printf(t, "%s[%d,%llu]", h == tn->holders ? "" : ",", (int)h->pid,
+					  (unsigned long long)h->start);
+		state_text_put(t, "]}", 2);
+	}
+	state_text_put(t, "}", 1);
 }

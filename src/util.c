@@ -311,3 +311,23 @@ void format_duration_ms(char *buf, size_t len, uint64_t ms)
 		}
 	}
 }
+
+int proc_start_time(pid_t pid, uint64_t *out)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long v;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	n = file_read_once(path, buf, sizeof(buf));
+	if (n <= 0)
+		return -ESRCH;
+	buf[n < (ssize_t)sizeof(buf) ? n : (ssize_t)sizeof(buf) - 1] = '\0';
+	/* the name may hold anything: fields go on after its last ')' */
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
+			 &v) != 1)
+		return -ESRCH;
+	*out = v;
+	return 0;
+}

@@ -48,5 +48,8 @@ int mkdir_p(const char *path, mode_t mode);
 /* CLOCK_MONOTONIC and CLOCK_REALTIME in microseconds */
 int64_t now_mono_us(void);
 int64_t now_real_us(void);
+/* A process's start time (/proc/PID/stat field 22, clock ticks since boot):
+ * with its pid, it names one process; -ESRCH when there is none. */
+int proc_start_time(pid_t pid, uint64_t *out);
 
 #endif

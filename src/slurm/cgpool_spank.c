@@ -1,21 +1,35 @@
 /* cgpool_spank.c - the Slurm SPANK plug-in: every task of a job goes into the
  * job's cgpool slot before it runs an instruction of its own.
  *
- * slurmstepd (remote context, root) calls slurm_spank_task_post_fork with the
- * task forked and held before exec: the task is attached there to the job's
- * key, with the job's memory allocation as the run's memory.max. When the
- * step ends (slurm_spank_exit) the key is released, so its slot is the first
- * recycled for the next job. Whether a failure fails the job is Slurm's
- * required/optional; its one-line reason goes to the node's log and the
- * job's stderr. Every call to the daemon has a timeout. */
+ * slurmstepd (remote context, root) forks all of a step's local tasks, holds
+ * them before exec and calls slurm_spank_task_post_fork once per task: the
+ * plug-in gathers their pids and, at the last one, makes one Attach for the
+ * step (one connection, one timeout): the job's key, built from what
+ * slurmctld signed only; the job's memory on this node as the run's
+ * memory.max; the job as the run's tenant (no other job may use the key
+ * meanwhile) and this slurmstepd as one of its holders. When the last
+ * slurmstepd of the job on this node has exited, the daemon kills whatever
+ * is left in the slot (daemonized strays too) and releases the key: there is
+ * no call at the step's end, and no connection lives longer than one call.
+ *
+ * A failure is told to the tasks through a page this slurmstepd shares with
+ * them (they are forked before the Attach): each task, in
+ * slurm_spank_task_init, before exec, reads it; the first local task prints
+ * the reason to the job's stderr, and the plug-in fails the task there, so a
+ * `required` plug-in fails the job (exit 1) and never the node (a failed
+ * post_fork of a batch step drains it). After the OUT_OF_MEMORY line of
+ * Slurm (task_exit, when the slot's oom_kill count rose during the step) the
+ * task/cgpool plug-in makes Slurm record the step as OUT_OF_MEMORY. */
 #include "config.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -25,6 +39,8 @@
 #include "spank_key.h"
 
 #define EXPORT __attribute__((visibility("default")))
+#define EXTERN_STEP 0xfffffffcU /* SLURM_EXTERN_CONT: PrologFlags=Contain's step */
+#define MAX_TASKS 4096          /* local tasks of one step placed in one Attach */
 
 #pragma GCC visibility push(default)
 SPANK_PLUGIN(cgpool, 1);
@@ -32,8 +48,22 @@ SPANK_PLUGIN(cgpool, 1);
 
 static struct spank_args args;
 static char name[SPANK_NAME_MAX + 1]; /* --cgpool-key */
-static char key[SPANK_KEY_MAX + 1];   /* the key this step placed tasks under; "" none */
-static struct cgpool *conn;
+
+/* The step's outcome, shared with its tasks (MAP_SHARED, made before they
+ * are forked) */
+enum { STEP_PENDING, STEP_PLACED, STEP_FAILED };
+struct step_page {
+	int outcome;
+	char reason[1024];
+};
+static struct step_page *page;
+
+/* slurmstepd's own memory (post_fork runs there, once per task) */
+static pid_t pids[MAX_TASKS];
+static size_t npids;
+static char oom_file[4096]; /* the slot's oom_kill counter, "" unknown */
+static uint64_t oom_base;
+static bool oom_told;
 
 static int opt_key(int val, const char *optarg, int remote)
 {
@@ -63,72 +93,91 @@ EXPORT int slurm_spank_init(spank_t sp, int ac, char **av)
 		slurm_error("cgpool: %s", err);
 		return -1;
 	}
+	if (spank_context() == S_CTX_REMOTE && !page) {
+		void *m = mmap(NULL, sizeof(*page), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		page = m == MAP_FAILED ? NULL : m;
+		if (!page)
+			slurm_error("cgpool: mmap: %m");
+	}
 	return 0;
 }
 
-/* one line in the node's log and, from slurmstepd, in the job's stderr (srun's,
- * or the batch job's output); -1 fails the task when the plug-in is required */
-static int say(bool failed, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int say(bool failed, const char *fmt, ...)
+static void fail_step(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void fail_step(const char *fmt, ...)
 {
-	char text[512];
+	char text[sizeof(page->reason)];
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
-	slurm_error("%s", text);
-	return failed ? -1 : 0;
-}
-
-static int job_ids(spank_t sp, struct spank_job *job)
-{
-	uid_t uid;
-
-	if (spank_get_item(sp, S_JOB_ID, &job->job_id) != ESPANK_SUCCESS ||
-	    spank_get_item(sp, S_JOB_UID, &uid) != ESPANK_SUCCESS)
-		return -1;
-	job->uid = uid;
-	if (spank_get_item(sp, S_JOB_ARRAY_ID, &job->array_job_id) != ESPANK_SUCCESS)
-		job->array_job_id = 0;
-	/* outside arrays the task id is NO_VAL (0xfffffffe) */
-	if (job->array_job_id == 0 ||
-	    spank_get_item(sp, S_JOB_ARRAY_TASK_ID, &job->array_task_id) != ESPANK_SUCCESS ||
-	    job->array_task_id >= 0xfffffffeU) {
-		job->array_job_id = 0;
-		job->array_task_id = 0;
+	slurm_info("%s", text); /* the node's log (an error line would reach srun's stderr too) */
+	if (page) {
+		snprintf(page->reason, sizeof(page->reason), "%s", text);
+		page->outcome = STEP_FAILED;
 	}
-	return 0;
 }
 
-/* a connection for this slurmstepd, made once, bounded by the timeout */
-static int connection(void)
+/* the parent of pid (its slurmstepd), 0 unknown */
+static pid_t parent_of(pid_t pid)
 {
-	int r;
+	char path[64], buf[1024], *p;
+	ssize_t n = -1;
+	int fd, ppid = 0;
 
-	if (conn)
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+	}
+	if (n <= 0)
 		return 0;
-	r = cgpool_connect_timeout(args.socket[0] ? args.socket : NULL, args.timeout_ms, &conn);
-	if (r < 0)
-		conn = NULL;
-	return r;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %*c %d", &ppid) != 1)
+		return 0;
+	return ppid;
 }
 
 /* what the daemon said, in words */
-static const char *why(int r)
+static const char *why(struct cgpool *c, int r)
 {
 	const char *msg = NULL;
 
-	if (r == -EREMOTEIO && conn && cgpool_last_error(conn, NULL, &msg) && msg)
+	if (r == -EREMOTEIO && c && cgpool_last_error(c, NULL, &msg) && msg)
 		return msg;
 	return strerror(-r);
 }
 
-/* is pid where the reply says its slot is? */
-static bool placed_in(pid_t pid, const char *slot_json)
+/* The oom_kill count in the slot's memory.events (v2) or memory.oom_control
+ * (v1); -1 unreadable */
+static int oom_read(const char *file, uint64_t *out)
 {
-	json_t *slot = json_loads(slot_json, 0, NULL);
-	const char *slot_path = json_string_value(json_object_get(slot, "path"));
+	char buf[1024], *p;
+	ssize_t n = -1;
+	int fd = open(file, O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0) {
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+	}
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	for (p = buf; (p = strstr(p, "oom_kill ")); p++) {
+		if (p == buf || p[-1] == '\n') {
+			*out = strtoull(p + 9, NULL, 10);
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* is pid in the slot whose directory is slot_path? Then remember where its
+ * oom_kill counter is. */
+static bool placed_in(pid_t pid, const char *slot_path)
+{
 	char path[64], buf[4096];
 	bool in = false;
 	ssize_t n = -1;
@@ -144,8 +193,21 @@ static bool placed_in(pid_t pid, const char *slot_json)
 		buf[n] = '\0';
 		in = spank_in_slot(buf, slot_path);
 	}
-	json_decref(slot);
 	return in;
+}
+
+static void oom_start(const char *slot_path)
+{
+	static const char *const files[] = { "memory.events", "memory.oom_control" };
+
+	oom_file[0] = '\0';
+	oom_told = false;
+	for (size_t i = 0; slot_path && i < 2; i++) {
+		snprintf(oom_file, sizeof(oom_file), "%s/%s", slot_path, files[i]);
+		if (oom_read(oom_file, &oom_base) == 0)
+			return;
+	}
+	oom_file[0] = '\0';
 }
 
 /* The job's memory on this node (--mem, --mem-per-cpu), in MiB; 0 unknown. */
@@ -158,63 +220,127 @@ static uint64_t job_memory_mb(spank_t sp)
 	return mb;
 }
 
-/* slurmstepd, root: the task is forked and held before exec */
+/* One Attach for the step's local tasks: a connection of its own, closed at once */
+static void place_step(spank_t sp, const struct spank_job *job)
+{
+	struct cgpool_limit limit = { "memory.max", NULL };
+	struct cgpool_job tenant = { NULL, 0, args.release };
+	char key[SPANK_KEY_MAX + 1], jobname[64], mem[32], *slot = NULL;
+	const char *sock = args.socket[0] ? args.socket : NULL, *env = getenv("CGPOOL_SOCKET");
+	uint64_t mb = job_memory_mb(sp);
+	struct cgpool *c = NULL;
+	json_t *reply = NULL;
+	const char *path;
+	int r;
+
+	r = spank_key_build(args.pattern, name[0] ? name : NULL, job, key, sizeof(key));
+	if (r < 0) {
+		fail_step("cgpool: job %u: no key from pattern %s: %s", job->job_id, args.pattern, strerror(-r));
+		return;
+	}
+	spank_job_name(job, jobname, sizeof(jobname));
+	tenant.id = jobname;
+	tenant.hold = parent_of(pids[0]);
+	if (tenant.hold <= 0)
+		tenant.hold = getpid();
+	snprintf(mem, sizeof(mem), "%" PRIu64 "M", mb);
+	limit.value = mem;
+	r = cgpool_connect_timeout(sock, args.timeout_ms, &c);
+	if (r == 0)
+		r = cgpool_attach_job(c, key, pids, npids, args.class_name[0] ? args.class_name : NULL, &limit,
+				      mb ? 1 : 0, &tenant, &slot);
+	if (r < 0) {
+		char where[160] = "";
+
+		if (r != -EREMOTEIO) /* not the daemon's refusal: reaching it failed */
+			snprintf(where, sizeof(where), " (cgpoold at %s)",
+				 sock ? sock : env && *env ? env : CGPOOL_DEFAULT_SOCKET);
+		fail_step("cgpool: job %u: %zu task(s) not placed in the slot of %s: %s%s", job->job_id, npids, key,
+			  why(c, r), where);
+		cgpool_close(c);
+		return;
+	}
+	cgpool_close(c);
+	reply = json_loads(slot, 0, NULL);
+	path = json_string_value(json_object_get(reply, "path"));
+	if (!placed_in(pids[0], path))
+		slurm_error("cgpool: job %u: attached to %s, but the task is not in its slot (another cgroup "
+			    "plug-in moved it? see doc/slurm.md)", job->job_id, key);
+	oom_start(path);
+	json_decref(reply);
+	free(slot);
+	if (page)
+		page->outcome = STEP_PLACED;
+}
+
+/* slurmstepd, root: task (local id) is forked and held before exec */
 EXPORT int slurm_spank_task_post_fork(spank_t sp, int ac, char **av)
 {
 	struct spank_job job = { 0 };
-	struct cgpool_limit limit = { "memory.max", NULL };
-	char mem[32], *slot = NULL;
-	uint64_t mb = job_memory_mb(sp);
+	uint32_t step = 0, ntasks = 0;
+	uid_t uid;
 	pid_t pid;
-	int task_id = -1, r;
+	int task_id = -1;
 
-	if (spank_get_item(sp, S_TASK_PID, &pid) != ESPANK_SUCCESS || job_ids(sp, &job) < 0)
-		return say(true, "cgpool: the task's pid or the job's id is not known");
-	if (spank_get_item(sp, S_TASK_ID, &task_id) != ESPANK_SUCCESS)
-		task_id = -1;
-	r = spank_key_build(args.pattern, name[0] ? name : NULL, &job, key, sizeof(key));
-	if (r < 0)
-		return say(true, "cgpool: job %u: no key from pattern %s: %s", job.job_id, args.pattern, strerror(-r));
-	snprintf(mem, sizeof(mem), "%lluM", (unsigned long long)mb);
-	limit.value = mem;
-	r = connection();
-	if (r == 0)
-		r = cgpool_attach_limits(conn, key, &pid, 1, args.class_name[0] ? args.class_name : NULL, &limit,
-					 mb ? 1 : 0, &slot);
-	if (r < 0) {
-		char where[160] = "";
-		int ret;
-
-		if (r != -EREMOTEIO) /* not the daemon's refusal: reaching it failed */
-			snprintf(where, sizeof(where), " (cgpoold at %s)", args.socket[0] ? args.socket : CGPOOL_DEFAULT_SOCKET);
-		ret = say(true, "cgpool: job %u task %d not placed in the slot of %s: %s%s", job.job_id, task_id, key,
-			  why(r), where);
-		cgpool_close(conn); /* a new connection for the next task */
-		conn = NULL;
-		key[0] = '\0';
-		return ret;
+	if (spank_get_item(sp, S_JOB_STEPID, &step) == ESPANK_SUCCESS && step == EXTERN_STEP)
+		return 0; /* PrologFlags=Contain: no task; the steps hold the job */
+	if (page && page->outcome == STEP_FAILED)
+		return 0; /* told once, for the whole step */
+	if (spank_get_item(sp, S_TASK_PID, &pid) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_ID, &job.job_id) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_UID, &uid) != ESPANK_SUCCESS) {
+		fail_step("cgpool: the task's pid or the job's id is not known");
+		return 0;
 	}
-	if (!placed_in(pid, slot))
-		say(false, "cgpool: job %u task %d: attached to %s, but the task is not in its slot (another cgroup "
-			   "plug-in moved it? see doc/slurm.md)", job.job_id, task_id, key);
-	free(slot);
+	job.uid = uid;
+	if (spank_get_item(sp, S_TASK_ID, &task_id) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &ntasks) != ESPANK_SUCCESS)
+		ntasks = 0;
+	if (npids < MAX_TASKS)
+		pids[npids++] = pid;
+	/* the tasks wait for exec until every post_fork is done: one Attach at the last */
+	if (ntasks == 0 || (uint32_t)(task_id + 1) >= ntasks || npids == MAX_TASKS)
+		place_step(sp, &job);
 	return 0;
 }
 
-/* the step ends: the key's slot, idle, is the first recycled for new keys */
+/* the task, as the user, just before exec: fail it when its step was not placed */
+EXPORT int slurm_spank_task_init(spank_t sp, int ac, char **av)
+{
+	int task_id = 0;
+
+	if (!page || page->outcome != STEP_FAILED)
+		return 0;
+	if (spank_get_item(sp, S_TASK_ID, &task_id) != ESPANK_SUCCESS || task_id == 0) {
+		fprintf(stderr, "%s\n", page->reason);
+		fflush(stderr);
+	}
+	return -1; /* required: the task exits 1; optional: it runs where it is */
+}
+
+/* slurmstepd, a task has exited: Slurm's line for OOM kills in the slot
+ * during the step; task/cgpool makes the step OUT_OF_MEMORY */
+EXPORT int slurm_spank_task_exit(spank_t sp, int ac, char **av)
+{
+	uint32_t job_id = 0, step = 0;
+	uint64_t now;
+
+	if (!oom_file[0] || oom_told || oom_read(oom_file, &now) < 0 || now <= oom_base)
+		return 0;
+	oom_told = true;
+	spank_get_item(sp, S_JOB_ID, &job_id);
+	spank_get_item(sp, S_JOB_STEPID, &step);
+	if (step == 0xfffffffbU)
+		slurm_error("Detected %" PRIu64 " oom-kill event(s) in StepId=%u.batch. Some of your processes may "
+			    "have been killed by the cgroup out-of-memory handler.", now - oom_base, job_id);
+	else
+		slurm_error("Detected %" PRIu64 " oom-kill event(s) in StepId=%u.%u. Some of your processes may "
+			    "have been killed by the cgroup out-of-memory handler.", now - oom_base, job_id, step);
+	setenv("CGPOOL_SLURM_OOM", "1", 1); /* read by task/cgpool's post_term in this slurmstepd */
+	return 0;
+}
+
 EXPORT int slurm_spank_exit(spank_t sp, int ac, char **av)
 {
-	int r = 0;
-
-	if (!spank_remote(sp) || !key[0] || !args.release)
-		goto out;
-	r = connection();
-	if (r == 0)
-		r = cgpool_release(conn, key, NULL);
-	if (r < 0)
-		slurm_error("cgpool: release %s: %s", key, why(r));
-out:
-	cgpool_close(conn);
-	conn = NULL;
 	return 0;
 }

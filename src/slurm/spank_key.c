@@ -51,20 +51,53 @@ static int one_arg(const char *a, struct spank_args *out, char *err, size_t errl
 	return bad_arg(err, errlen, a, "unknown (use socket=, key=, class=, release=, timeout=)");
 }
 
+/* the pattern names the job (%j), and nothing a user's environment sets */
+static int pattern_check(const char *pattern, char *err, size_t errlen)
+{
+	bool job = false;
+
+	for (const char *p = pattern; *p; p++) {
+		if (*p != '%')
+			continue;
+		p++;
+		if (*p == 'j')
+			job = true;
+		else if (*p == 'A' || *p == 'a' || *p == 'J')
+			return bad_arg(err, errlen, pattern,
+				       "key pattern: %A, %a and %J are array ids, which srun steps take from the "
+				       "user's environment; use %j (an array task has a job id of its own)");
+		else if (*p == '\0')
+			break;
+	}
+	if (!job)
+		return bad_arg(err, errlen, pattern, "key pattern: %j is needed, else two jobs would share a key");
+	return 0;
+}
+
 int spank_args_parse(int ac, char *const *av, struct spank_args *out, char *err, size_t errlen)
 {
 	struct spank_args a = { .release = true, .timeout_ms = SPANK_DEFAULT_TIMEOUT_MS };
-	struct spank_job probe = { 1, 0, 0, 0 };
+	struct spank_job probe = { 4294967294U, 4294967294U };
 	char key[SPANK_KEY_MAX + 1];
 
 	strcpy(a.pattern, SPANK_DEFAULT_PATTERN);
 	for (int i = 0; i < ac; i++)
 		if (one_arg(av[i], &a, err, errlen) < 0)
 			return -EINVAL;
+	if (pattern_check(a.pattern, err, errlen) < 0)
+		return -EINVAL;
 	if (spank_key_build(a.pattern, NULL, &probe, key, sizeof(key)) < 0)
-		return bad_arg(err, errlen, a.pattern, "key pattern: use %j %J %u %A %a %% and key characters");
+		return bad_arg(err, errlen, a.pattern, "key pattern: use %j %u %% and key characters, at most 128 "
+						       "characters expanded");
 	*out = a;
 	return 0;
+}
+
+int spank_job_name(const struct spank_job *job, char *out, size_t len)
+{
+	int w = snprintf(out, len, "slurm:%" PRIu32 ":%" PRIu32, job->job_id, job->uid);
+
+	return w < 0 || (size_t)w >= len ? -ENAMETOOLONG : 0;
 }
 
 int spank_name_check(const char *name, const char **why)
@@ -89,17 +122,9 @@ int spank_name_check(const char *name, const char **why)
 /* one %x of a pattern into buf */
 static int expand(char c, const struct spank_job *job, char *buf, size_t len)
 {
-	bool array = job->array_job_id != 0;
-
 	switch (c) {
 	case 'j': return snprintf(buf, len, "%" PRIu32, job->job_id);
 	case 'u': return snprintf(buf, len, "%" PRIu32, job->uid);
-	case 'A': return snprintf(buf, len, "%" PRIu32, array ? job->array_job_id : job->job_id);
-	case 'a': return snprintf(buf, len, "%" PRIu32, array ? job->array_task_id : 0);
-	case 'J':
-		if (array)
-			return snprintf(buf, len, "%" PRIu32 "_%" PRIu32, job->array_job_id, job->array_task_id);
-		return snprintf(buf, len, "%" PRIu32, job->job_id);
 	case '%': return snprintf(buf, len, "%%");
 	default: return -EINVAL;
 	}

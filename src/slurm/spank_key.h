@@ -10,7 +10,7 @@
 
 #define SPANK_KEY_MAX 128         /* the daemon's key length limit */
 #define SPANK_NAME_MAX 64         /* --cgpool-key NAME */
-#define SPANK_DEFAULT_PATTERN "slurm.%J"
+#define SPANK_DEFAULT_PATTERN "slurm.%j"
 #define SPANK_DEFAULT_TIMEOUT_MS 5000
 
 struct spank_args {
@@ -21,12 +21,21 @@ struct spank_args {
 	unsigned timeout_ms;      /* timeout=MS: connect and every call */
 };
 
+/* What slurmctld signed in the job's credential: nothing a user's
+ * environment can set (for srun steps slurmstepd takes the array ids from
+ * the user's environment, so they are no part of a key). */
 struct spank_job {
-	uint32_t job_id, uid, array_job_id, array_task_id; /* array_job_id 0: not an array task */
+	uint32_t job_id, uid;
 };
 
+/* The job's identity for the daemon ("slurm:<job id>:<uid>"): a key is one
+ * job's at a time. */
+int spank_job_name(const struct spank_job *job, char *out, size_t len);
+
 /* plugstack.conf arguments: socket=, key=, class=, release=, timeout=.
- * -EINVAL with err naming the bad argument. */
+ * -EINVAL with err naming the bad argument; a key= pattern without %j (it
+ * could not tell two jobs apart) or with %A, %a or %J (array ids, which a
+ * user's environment sets for srun steps) is refused. */
 int spank_args_parse(int ac, char *const *av, struct spank_args *out, char *err, size_t errlen);
 
 /* --cgpool-key NAME: 1 to 64 of [A-Za-z0-9._-], not starting with '.' or '-'.
@@ -34,9 +43,8 @@ int spank_args_parse(int ac, char *const *av, struct spank_args *out, char *err,
 int spank_name_check(const char *name, const char **why);
 
 /* The job's key: "slurm.<uid>.<name>" for a named job, else the pattern with
- * %j (job id), %u (uid), %A and %a (array job and task id, the job id and 0
- * outside arrays), %J (<job id>, or <array job id>_<task id> for an array
- * task) and %% replaced. -ENAMETOOLONG or -EINVAL (unknown %x). */
+ * %j (job id), %u (uid) and %% replaced. -ENAMETOOLONG or -EINVAL (unknown
+ * %x). */
 int spank_key_build(const char *pattern, const char *name, const struct spank_job *job, char *out, size_t len);
 
 /* Is the process whose /proc/PID/cgroup text is cgroups in the slot whose

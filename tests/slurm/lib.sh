@@ -10,9 +10,15 @@
 #   files in the same dir (the logs: $T_DIR/slurm/*.log, *.out). It returns
 #   once the node is idle. SLURM_CONF is exported, so every client command
 #   (srun, sbatch, scontrol, sinfo, squeue) talks to this cluster only.
-# - VARIANT cgpool: Slurm makes no cgroups (proctrack/linuxproc,
-#   task/affinity, jobacct_gather/linux); PLUGSTACK_LINE goes into
-#   plugstack.conf, so a job's tasks are placed by the SPANK plug-in only.
+# - VARIANT cgpool: the shipped setup conf/slurm/alone/ as it is (its
+#   slurm.conf.part, cgroup.conf and plugstack.conf, with cgpool.so and
+#   task/cgpool found in PluginDir = the build's src/slurm/.libs, then
+#   Slurm's own); Slurm makes no cgroups, a job's tasks are placed by the
+#   plug-in only. PLUGSTACK_LINE, when given, replaces the plugstack.conf
+#   line; S_EXTRA_CONF (lines) goes into slurm.conf (PrologFlags=Contain).
+#   slurmd runs with CGPOOL_SOCKET=$T_SOCK, the socket the plug-in uses
+#   when its line names none.
+#   VARIANT none: the same without cgpool (no plug-in at all).
 #   VARIANT slurm-cgroup: Slurm's own proctrack/cgroup + task/cgroup with
 #   ConstrainRAMSpace=yes on cgroup/v1: every job leaves four dying memory
 #   cgroups (uid_*, job_*, step_*, task_*), pinned by the page cache it wrote.
@@ -46,6 +52,17 @@ S_MUNGED_PID=
 S_CTLD_PID=
 S_SLURMD_PID=
 S_VARIANT=
+S_EXTRA_CONF=
+S_SETUP="${top_srcdir:-.}/conf/slurm/alone"
+S_BUILT_PLUGINS=$(cd "${top_builddir:-.}/src/slurm/.libs" 2>/dev/null && pwd)
+
+# slurm_sys_plugindir: the directory holding Slurm's own plug-ins
+slurm_sys_plugindir() {
+	for s_d in /usr/lib/*/slurm-wlm /usr/lib/*/slurm /usr/lib64/slurm /usr/lib/slurm; do
+		[ -f "$s_d/task_affinity.so" ] && { echo "$s_d"; return 0; }
+	done
+	return 1
+}
 
 # slurm_have: the binaries the cluster needs, or skip with the reason
 slurm_have() {
@@ -127,10 +144,14 @@ slurm_write_conf() {
 	s_node=$(slurmd -C 2>/dev/null | sed -n 's/^NodeName=[^ ]* //p' | head -n 1)
 	[ -n "$s_node" ] || return 1
 	case $1 in
-	cgpool)
+	none)
 		s_plugins="ProctrackType=proctrack/linuxproc
 TaskPlugin=task/affinity
 JobAcctGatherType=jobacct_gather/linux" ;;
+	cgpool)
+		s_plugins="$(grep -v '^#' "$S_SETUP/slurm.conf.part")
+PluginDir=$S_BUILT_PLUGINS:$(slurm_sys_plugindir)
+$S_EXTRA_CONF" ;;
 	slurm-cgroup)
 		s_plugins="ProctrackType=proctrack/cgroup
 TaskPlugin=task/cgroup,task/affinity
@@ -173,16 +194,23 @@ MailProg=/bin/true
 NodeName=$s_host NodeAddr=127.0.0.1 $s_node State=UNKNOWN
 PartitionName=test Nodes=$s_host Default=YES MaxTime=INFINITE State=UP
 EOC
-	cat > "$S_DIR/cgroup.conf" <<EOC
+	: > "$S_DIR/cgroup.conf"
+	[ "$1" = cgpool ] && cat "$S_SETUP/cgroup.conf" > "$S_DIR/cgroup.conf"
+	cat >> "$S_DIR/cgroup.conf" <<EOC
 CgroupPlugin=cgroup/v1
 CgroupMountpoint=$S_DIR/cgroup
 CgroupAutomount=no
 ConstrainCores=no
 ConstrainDevices=no
-ConstrainRAMSpace=$([ "$1" = slurm-cgroup ] && echo yes || echo no)
-ConstrainSwapSpace=no
 EOC
-	printf '%s\n' "$2" > "$S_DIR/plugstack.conf"
+	[ "$1" = slurm-cgroup ] && printf 'ConstrainRAMSpace=yes\nConstrainSwapSpace=no\n' >> "$S_DIR/cgroup.conf"
+	if [ -n "$2" ]; then
+		printf '%s\n' "$2" > "$S_DIR/plugstack.conf"
+	elif [ "$1" = cgpool ]; then
+		cp "$S_SETUP/plugstack.conf" "$S_DIR/plugstack.conf"
+	else
+		: > "$S_DIR/plugstack.conf"
+	fi
 }
 
 # slurm_start_munge: munged with its own key, socket, pid, seed and log
@@ -205,7 +233,7 @@ slurm_start_slurmd() {
 	for s_cd in $(slurm_cg_dirs | tr ' ' '='); do
 		s_binds="$s_binds mount --bind '${s_cd#*=}' '$S_DIR/cgroup/${s_cd%%=*}' || exit 1;"
 	done
-	unshare -m --propagation private sh -c "$s_binds exec slurmd -D -f '$S_DIR/slurm.conf'" \
+	CGPOOL_SOCKET="$T_SOCK" unshare -m --propagation private sh -c "$s_binds exec slurmd -D -f '$S_DIR/slurm.conf'" \
 		> "$S_DIR/slurmd.out" 2>&1 9>&- &
 	S_SLURMD_PID=$!
 }

@@ -932,7 +932,7 @@ static void test_run_limits(void **state)
 	assert_non_null(strstr(err, "memory.max"));
 	assert_int_equal(conf_res_value("pids.max", "50", &lim[1], err, sizeof(err)), 0);
 	pid = spawn(e, "/");
-	struct attach_req req = { "slurm.7", NULL, 0, &pid, 1, lim, 2 };
+	struct attach_req req = { "slurm.7", NULL, 0, &pid, 1, lim, 2, NULL, 0, false };
 	assert_int_equal(pool_attach_req(e->pool, &req, &s, &bad), 0);
 	assert_string_equal(mem_max(e, s->name), "67108864");
 	assert_string_equal(pids_max(e, s->name), "50");
@@ -953,6 +953,93 @@ static void test_run_limits(void **state)
 	assert_string_equal(mem_max(e, s->name), mem_unlimited(e));
 	assert_string_equal(pids_max(e, s->name), "64");
 	assert_int_equal(s->run_limits, 0);
+}
+
+/* An Attach whose limit the kernel refuses into a running run: the run's
+ * limits stay as they were, also those the same Attach wrote before. */
+static void test_limit_kept(void **state)
+{
+	struct env *e = *state;
+	struct conf_res big, lim[2];
+	char err[320], pids_before[32];
+	pid_t pid, pid2, bad = 0;
+	struct slot *s = NULL;
+
+	env_start(e);
+	assert_int_equal(conf_res_value("memory.max", "512M", &big, err, sizeof(err)), 0);
+	assert_int_equal(conf_res_value("pids.max", "10", &lim[0], err, sizeof(err)), 0);
+	assert_int_equal(conf_res_value("memory.max", "64M", &lim[1], err, sizeof(err)), 0);
+	pid = spawn(e, "/");
+	struct attach_req req = { "slurm.7", NULL, 0, &pid, 1, &big, 1, NULL, 0, false };
+	assert_int_equal(pool_attach_req(e->pool, &req, &s, &bad), 0);
+	assert_string_equal(mem_max(e, s->name), "536870912");
+	snprintf(pids_before, sizeof(pids_before), "%s", pids_max(e, s->name));
+	/* the kernel refuses a limit below what the run uses (EBUSY on v1) */
+	cgsim_fail(e->sim, CGSIM_OP_WRITE, hybrid(e) ? "*/memory.limit_in_bytes" : "*/memory.max", -EBUSY, 1);
+	pid2 = spawn(e, "/");
+	req = (struct attach_req){ "slurm.7", NULL, 0, &pid2, 1, lim, 2, NULL, 0, false };
+	assert_int_equal(pool_attach_req(e->pool, &req, &s, &bad), -EBUSY);
+	s = pool_find(e->pool, "slurm.7");
+	assert_int_equal(s->state, SLOT_RUNNING);
+	assert_string_equal(mem_max(e, s->name), "536870912");
+	assert_string_equal(pids_max(e, s->name), pids_before);
+	assert_int_equal(s->run_limits, pool_resource_bit("memory.max"));
+	/* the same limit again goes through and changes nothing */
+	req = (struct attach_req){ "slurm.7", NULL, 0, &pid2, 1, &big, 1, NULL, 0, false };
+	assert_int_equal(pool_attach_req(e->pool, &req, &s, &bad), 0);
+	assert_string_equal(mem_max(e, s->name), "536870912");
+}
+
+/* A run that is a job's: the key is that job's alone while it runs or a
+ * holder lives; when the last holder exits, what is left in the slot is
+ * killed and the key released; the next job may have it then. */
+static void test_job_tenant(void **state)
+{
+	struct env *e = *state;
+	pid_t h1 = spawn(e, "/"), h2, t1, t2, other, bad = 0;
+	struct slot *s = NULL;
+
+	env_start(e);
+	t1 = spawn(e, "/");
+	struct attach_req req = { "slurm.9", NULL, 0, &t1, 1, NULL, 0, "slurm:9:0", h1, false };
+	assert_int_equal(pool_attach_req(e->pool, &req, &s, &bad), 0);
+	assert_string_equal(pool_tenant_job(s), "slurm:9:0");
+	assert_int_equal(pool_tenant_holders(s), 1);
+	/* another job, or none, with the same key: refused, whoever asks */
+	other = spawn(e, "/");
+	req = (struct attach_req){ "slurm.9", NULL, 0, &other, 1, NULL, 0, "slurm:10:0", 0, false };
+	assert_int_equal(pool_attach_req(e->pool, &req, &s, &bad), -EADDRINUSE);
+	req = (struct attach_req){ "slurm.9", NULL, 0, &other, 1, NULL, 0, NULL, 0, false };
+	assert_int_equal(pool_attach_req(e->pool, &req, &s, &bad), -EADDRINUSE);
+	s = pool_find(e->pool, "slurm.9");
+	assert_int_equal(s->runs, 1);
+	/* a second step of the same job: another holder */
+	h2 = spawn(e, "/");
+	t2 = spawn(e, "/");
+	req = (struct attach_req){ "slurm.9", NULL, 0, &t2, 1, NULL, 0, "slurm:9:0", h2, false };
+	assert_int_equal(pool_attach_req(e->pool, &req, &s, &bad), 0);
+	assert_int_equal(pool_tenant_holders(s), 2);
+	/* the tenant survives a restart of the daemon */
+	env_stop(e);
+	env_start(e);
+	s = pool_find(e->pool, "slurm.9");
+	assert_string_equal(pool_tenant_job(s), "slurm:9:0");
+	assert_int_equal(pool_tenant_holders(s), 2);
+	/* one step ends: the job goes on */
+	assert_int_equal(cgsim_exit(e->sim, h1), 0);
+	pump(e, 0.3);
+	assert_int_equal(s->state, SLOT_RUNNING);
+	assert_int_equal(pool_tenant_holders(s), 1);
+	/* the last: its tasks (strays) are killed, the key released, the job forgotten */
+	assert_int_equal(cgsim_exit(e->sim, h2), 0);
+	assert_non_null(pump_until(e, "slurm.9", SLOT_IDLE, 3.0));
+	assert_true(s->released);
+	assert_null(pool_tenant_job(s));
+	assert_int_equal(kill(t1, 0) == 0 && kill(t2, 0) == 0, 0);
+	/* now another job may have the key */
+	req = (struct attach_req){ "slurm.9", NULL, 0, &other, 1, NULL, 0, "slurm:10:0", 0, false };
+	assert_int_equal(pool_attach_req(e->pool, &req, &s, &bad), 0);
+	assert_int_equal(s->runs, 2);
 }
 
 /* A released key's slot is the first recycled for new keys, instead of a
@@ -1017,6 +1104,8 @@ int main(void)
 		BOTH(test_many_slots),
 		BOTH(test_slow_writes_on_workers),
 		BOTH(test_run_limits),
+		BOTH(test_limit_kept),
+		BOTH(test_job_tenant),
 		BOTH(test_release_recycles_first),
 	};
 

@@ -43,7 +43,8 @@ static void test_run_lifecycle(void **state)
 	expect_step(W, SLOT_EV_ATTACH, 1, R,
 		    SLOT_ACT_RUN_START | SLOT_ACT_APPLY | SLOT_ACT_STOP_TIMER);
 	/* more processes into a running slot: same run, no new count */
-	expect_step(R, SLOT_EV_ATTACH, 1, R, SLOT_ACT_APPLY);
+	/* a second Attach into the run keeps its limits (an Attach writes its own over them) */
+	expect_step(R, SLOT_EV_ATTACH, 1, R, 0);
 	expect_refused(R, SLOT_EV_POPULATED, -EINVAL);
 	/* the slot empties: the run ends, the idle timer starts */
 	expect_step(R, SLOT_EV_EMPTY, 1, I, SLOT_ACT_RUN_END | SLOT_ACT_IDLE_TIMER);

@@ -14,12 +14,15 @@
 static void test_args(void **state)
 {
 	char *good[] = { "socket=/run/x.sock", "key=job.%u.%j", "class=batch", "release=no", "timeout=2500" };
-	char *bad[][1] = { { "socket=" }, { "release=maybe" }, { "timeout=5" }, { "key=slurm.%q" }, { "colour=red" } };
+	char *bad[][1] = { { "socket=" }, { "release=maybe" }, { "timeout=5" }, { "key=slurm.%q" }, { "colour=red" },
+			   /* keys that cannot tell two jobs apart, or that a user's environment steers */
+			   { "key=slurm.const" }, { "key=slurm.%u" }, { "key=slurm.%J" }, { "key=s.%j.%A_%a" },
+			   { "key=slurm.%%j" } };
 	struct spank_args a;
 	char err[256];
 
 	assert_int_equal(spank_args_parse(0, NULL, &a, err, sizeof(err)), 0);
-	assert_string_equal(a.pattern, "slurm.%J");
+	assert_string_equal(a.pattern, "slurm.%j");
 	assert_true(a.release);
 	assert_int_equal(a.timeout_ms, 5000);
 	assert_string_equal(a.socket, "");
@@ -32,22 +35,26 @@ static void test_args(void **state)
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		err[0] = '\0';
 		assert_int_equal(spank_args_parse(1, bad[i], &a, err, sizeof(err)), -EINVAL);
-		assert_non_null(strstr(err, i == 3 ? "pattern" : bad[i][0])); /* names what is wrong */
+		assert_non_null(strstr(err, i == 3 || i >= 5 ? "pattern" : bad[i][0])); /* names what is wrong */
+		if (i == 5 || i == 6 || i == 9)
+			assert_non_null(strstr(err, "%j is needed"));
+		if (i == 7 || i == 8)
+			assert_non_null(strstr(err, "environment"));
 	}
 }
 
 static void test_keys(void **state)
 {
-	struct spank_job job = { 4711, 1000, 0, 0 }, arr = { 4800, 1000, 4790, 7 };
+	struct spank_job job = { 4711, 1000 };
 	char key[SPANK_KEY_MAX + 1], tiny[8];
 	char longname[SPANK_KEY_MAX + 2];
 
 	assert_int_equal(spank_key_build(SPANK_DEFAULT_PATTERN, NULL, &job, key, sizeof(key)), 0);
 	assert_string_equal(key, "slurm.4711");
-	assert_int_equal(spank_key_build(SPANK_DEFAULT_PATTERN, NULL, &arr, key, sizeof(key)), 0);
-	assert_string_equal(key, "slurm.4790_7");
-	assert_int_equal(spank_key_build("u%u-j%j-A%A-a%a-%%", NULL, &job, key, sizeof(key)), 0);
-	assert_string_equal(key, "u1000-j4711-A4711-a0-%");
+	assert_int_equal(spank_key_build("u%u-j%j-%%", NULL, &job, key, sizeof(key)), 0);
+	assert_string_equal(key, "u1000-j4711-%");
+	assert_int_equal(spank_job_name(&job, key, sizeof(key)), 0);
+	assert_string_equal(key, "slurm:4711:1000");
 	assert_int_equal(spank_key_build("x%", NULL, &job, key, sizeof(key)), -EINVAL);
 	assert_int_equal(spank_key_build(SPANK_DEFAULT_PATTERN, NULL, &job, tiny, sizeof(tiny)), -ENAMETOOLONG);
 	/* a named key is per user, whatever the pattern */

@@ -1,0 +1,340 @@
+/* pool_tenant.c - the job a slot's run belongs to, and the processes that
+ * hold it.
+ *
+ * An Attach may say whose job it places (job, e.g. "slurm:4711:1000") and
+ * name a process that holds the job on this node (hold: a Slurm step's
+ * slurmstepd). A key is then one job's at a time: an Attach for another job,
+ * or for none, is refused while the run lives or a holder is alive. The
+ * daemon watches every holder through a pidfd; when the last one has exited
+ * the job has ended on this node: everything still in the slot is killed
+ * (cgroup.kill, or SIGKILL rounds until it is empty), the key is released
+ * (unless the Attach said release = false) and the slot belongs to no job.
+ * The tenant is kept in the state file, so a restarted daemon watches the
+ * same holders again (a holder is known by its pid and start time: a pid
+ * reused meanwhile is not taken for it). */
+#include "config.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "pool_internal.h"
+
+#define KILL_ROUND_S 0.05 /* without cgroup.kill: SIGKILL again this often */
+#define KILL_ROUNDS 200   /* ... for at most 10 s */
+
+static int pidfd_of(pid_t pid)
+{
+#ifdef SYS_pidfd_open
+	return (int)syscall(SYS_pidfd_open, pid, 0);
+#else
+	(void)pid;
+	errno = ENOSYS;
+	return -1;
+#endif
+}
+
+static struct tenant *tenant_new(struct slot *s)
+{
+	struct tenant *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	t->release = true;
+	ev_timer_init(&t->kill_timer, NULL, 0., 0.);
+	s->tenant = t;
+	return t;
+}
+
+static void holder_free(struct pool *p, struct holder *h)
+{
+	if (h->pidfd >= 0) {
+		if (p)
+			ev_io_stop(p->loop, &h->io);
+		close(h->pidfd);
+	}
+	free(h);
+}
+
+void pool_tenant_free(struct slot *s)
+{
+	struct tenant *t = s->tenant;
+	struct pool *p = s->pool;
+
+	if (!t)
+		return;
+	while (t->holders) {
+		struct holder *h = t->holders;
+		t->holders = h->next;
+		holder_free(p, h);
+	}
+	if (p)
+		ev_timer_stop(p->loop, &t->kill_timer);
+	free(t->job);
+	free(t);
+	s->tenant = NULL;
+}
+
+const char *pool_tenant_job(const struct slot *s)
+{
+	return s->tenant ? s->tenant->job : NULL;
+}
+
+unsigned pool_tenant_holders(const struct slot *s)
+{
+	return s->tenant ? s->tenant->nholders : 0;
+}
+
+/* Does the run belong to a job now: a holder alive, or its processes running? */
+static bool job_lives(const struct slot *s)
+{
+	const struct tenant *t = s->tenant;
+
+	return t && t->job && !t->ending && (t->nholders > 0 || s->state == SLOT_RUNNING);
+}
+
+int pool_tenant_check(const struct slot *s, const char *job)
+{
+	const char *cur = pool_tenant_job(s);
+
+	if (job_lives(s))
+		return job && strcmp(job, cur) == 0 ? 0 : -EADDRINUSE;
+	/* a run of nobody's job (an Attach without one) is not joined by a job */
+	if (job && s->state == SLOT_RUNNING && !cur)
+		return -EADDRINUSE;
+	return 0;
+}
+
+/* ---- the end of a job on this node */
+
+static void kill_round(struct slot *s)
+{
+	struct tenant *t = s->tenant;
+	bool atomic = false;
+	int r;
+
+	if (!pool_slot_has_procs(s)) {
+		ev_timer_stop(s->pool->loop, &t->kill_timer);
+		pool_run_settle(s->pool, s->key);
+		return;
+	}
+	r = cg_slot_kill(s->pool->cg, s->name, &atomic);
+	if (r < 0 && r != -ESRCH)
+		log_warn("slot %s (%s): kill what the job left: %s", s->name, s->key, strerror(-r));
+	if (atomic)
+		return; /* the kernel kills them all; cgroup.events ends the run */
+	if (++t->kill_rounds > KILL_ROUNDS) {
+		log_warn("slot %s (%s): processes left after %u SIGKILL rounds; the run ends when they exit", s->name,
+			 s->key, KILL_ROUNDS);
+		return;
+	}
+	ev_timer_set(&t->kill_timer, KILL_ROUND_S, 0.);
+	ev_timer_start(s->pool->loop, &t->kill_timer);
+}
+
+static void kill_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	kill_round(w->data);
+}
+
+static void job_end(struct slot *s)
+{
+	struct tenant *t = s->tenant;
+	struct slot *out;
+	unsigned n = 0;
+
+	cg_slot_nprocs(s->pool->cg, s->name, &n);
+	log_event(LOG_INFO, &(struct log_fields){ .key = s->key, .slot = s->name },
+		  "slot %s (%s): job %s ended on this node; %u process(es) left in the slot, killed%s", s->name,
+		  s->key, t->job ? t->job : "-", n, t->release ? ", key released" : "");
+	t->ending = true;
+	if (t->release)
+		pool_release(s->pool, s->key, &out);
+	ev_init(&t->kill_timer, kill_timer_cb);
+	t->kill_timer.data = s;
+	t->kill_rounds = 0;
+	if (n > 0)
+		kill_round(s);
+	pool_save(s->pool, s);
+}
+
+static void holder_gone(struct slot *s, struct holder *h)
+{
+	struct tenant *t = s->tenant;
+
+	for (struct holder **pp = &t->holders; *pp; pp = &(*pp)->next) {
+		if (*pp == h) {
+			*pp = h->next;
+			t->nholders--;
+			break;
+		}
+	}
+	holder_free(s->pool, h);
+	if (t->nholders == 0 && !t->ending)
+		job_end(s);
+	else
+		pool_save(s->pool, s);
+}
+
+static void holder_cb(struct ev_loop *loop, ev_io *w, int revents)
+{
+	struct holder *h = w->data;
+
+	(void)loop;
+	(void)revents;
+	holder_gone(h->slot, h);
+}
+
+static int holder_watch(struct pool *p, struct holder *h)
+{
+	uint64_t start;
+
+	if (proc_start_time(h->pid, &start) < 0 || start != h->start)
+		return -ESRCH;
+	h->pidfd = pidfd_of(h->pid);
+	if (h->pidfd < 0)
+		return -errno;
+	/* the pid may have been reused between the two looks */
+	if (proc_start_time(h->pid, &start) < 0 || start != h->start) {
+		close(h->pidfd);
+		h->pidfd = -1;
+		return -ESRCH;
+	}
+	ev_io_init(&h->io, holder_cb, h->pidfd, EV_READ);
+	h->io.data = h;
+	ev_io_start(p->loop, &h->io);
+	return 0;
+}
+
+static struct holder *holder_add(struct slot *s, pid_t pid, uint64_t start)
+{
+	struct tenant *t = s->tenant;
+	struct holder *h;
+
+	for (h = t->holders; h; h = h->next)
+		if (h->pid == pid && h->start == start)
+			return h;
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return NULL;
+	h->slot = s;
+	h->pid = pid;
+	h->start = start;
+	h->pidfd = -1;
+	h->next = t->holders;
+	t->holders = h;
+	t->nholders++;
+	return h;
+}
+
+int pool_tenant_bind(struct slot *s, const char *job, pid_t hold, bool release)
+{
+	struct tenant *t = s->tenant;
+	struct holder *h;
+	uint64_t start;
+	int r;
+
+	if (!job && hold <= 0)
+		return 0;
+	if (!t && !(t = tenant_new(s)))
+		return -ENOMEM;
+	if (job && (!t->job || strcmp(t->job, job) != 0)) {
+		char *dup = strdup(job);
+		if (!dup)
+			return -ENOMEM;
+		free(t->job);
+		t->job = dup;
+		t->ending = false;
+		ev_timer_stop(s->pool->loop, &t->kill_timer);
+	}
+	t->release = release;
+	if (hold <= 0)
+		return 0;
+	if (proc_start_time(hold, &start) < 0)
+		return -ESRCH;
+	h = holder_add(s, hold, start);
+	if (!h)
+		return -ENOMEM;
+	if (h->pidfd >= 0)
+		return 0;
+	r = holder_watch(s->pool, h);
+	if (r < 0) {
+		t->holders = h->next; /* the newest is first */
+		t->nholders--;
+		holder_free(s->pool, h);
+	}
+	return r;
+}
+
+/* A run ended (the slot emptied): a job with no holder is over; one with
+ * holders keeps the key, its next step starts a new run. */
+void pool_tenant_run_ended(struct slot *s)
+{
+	struct tenant *t = s->tenant;
+
+	if (t && (t->nholders == 0 || t->ending))
+		pool_tenant_free(s);
+}
+
+/* ---- the state file */
+
+int pool_tenant_restored(struct slot *s, const char *job, bool release, bool ending)
+{
+	struct tenant *t = s->tenant ? s->tenant : tenant_new(s);
+
+	if (!t || !(t->job = strdup(job)))
+		return -ENOMEM;
+	t->release = release;
+	t->ending = ending;
+	return 0;
+}
+
+int pool_tenant_restored_holder(struct slot *s, pid_t pid, uint64_t start)
+{
+	return s->tenant && holder_add(s, pid, start) ? 0 : -ENOMEM;
+}
+
+void pool_tenant_move(struct slot *to, struct slot *from)
+{
+	to->tenant = from->tenant;
+	from->tenant = NULL;
+	for (struct holder *h = to->tenant ? to->tenant->holders : NULL; h; h = h->next)
+		h->slot = to;
+}
+
+/* After a restart: watch the holders that still live; a job whose holders
+ * all went while the daemon was down has ended. */
+void pool_tenant_resume(struct slot *s)
+{
+	struct tenant *t = s->tenant;
+	struct holder **pp;
+
+	if (!t)
+		return;
+	for (pp = &t->holders; *pp;) {
+		struct holder *h = *pp;
+		if (h->pidfd < 0 && holder_watch(s->pool, h) < 0) {
+			*pp = h->next;
+			t->nholders--;
+			holder_free(s->pool, h);
+			continue;
+		}
+		pp = &h->next;
+	}
+	if (!t->job) {
+		pool_tenant_free(s);
+		return;
+	}
+	if (t->nholders == 0 && (t->ending || s->state == SLOT_RUNNING))
+		job_end(s);
+	else if (t->nholders == 0)
+		pool_tenant_free(s);
+}
