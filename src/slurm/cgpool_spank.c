@@ -83,6 +83,45 @@ static struct spank_option key_option = {
 	1, 0, opt_key,
 };
 
+/* a config file's text (NULL: unreadable), at most 1 MiB */
+static char *read_text(const char *path)
+{
+	size_t size = 1 << 20, n = 0;
+	char *buf = malloc(size + 1);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t r = 1;
+
+	while (buf && fd >= 0 && n < size && (r = read(fd, buf + n, size - n)) > 0)
+		n += (size_t)r;
+	if (fd >= 0)
+		close(fd);
+	if (!buf || fd < 0 || r < 0) {
+		free(buf);
+		return NULL;
+	}
+	buf[n] = '\0';
+	return buf;
+}
+
+/* slurmd's start: say once if Slurm's own plug-ins would put the tasks in
+ * memory cgroups of their own (the cgroup.conf beside slurm.conf) */
+static void check_setup(void)
+{
+	const char *conf = getenv("SLURM_CONF");
+	char path[4096], why[512], *slash, *slurm_text, *cgroup_text;
+
+	snprintf(path, sizeof(path), "%s", conf && *conf ? conf : "/etc/slurm/slurm.conf");
+	slurm_text = read_text(path);
+	slash = strrchr(path, '/');
+	if (slash)
+		snprintf(slash + 1, sizeof(path) - (size_t)(slash + 1 - path), "cgroup.conf");
+	cgroup_text = slash ? read_text(path) : NULL;
+	if (spank_conf_conflict(slurm_text, cgroup_text, why, sizeof(why)))
+		slurm_error("cgpool: %s", why);
+	free(slurm_text);
+	free(cgroup_text);
+}
+
 EXPORT int slurm_spank_init(spank_t sp, int ac, char **av)
 {
 	char err[256];
@@ -93,6 +132,8 @@ EXPORT int slurm_spank_init(spank_t sp, int ac, char **av)
 		slurm_error("cgpool: %s", err);
 		return -1;
 	}
+	if (spank_context() == S_CTX_SLURMD)
+		check_setup();
 	if (spank_context() == S_CTX_REMOTE && !page) {
 		void *m = mmap(NULL, sizeof(*page), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 		page = m == MAP_FAILED ? NULL : m;

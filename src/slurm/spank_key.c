@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 static int bad_arg(char *err, size_t errlen, const char *arg, const char *what)
 {
@@ -203,4 +204,68 @@ bool spank_in_slot(const char *cgroups, const char *slot_path)
 	p = strlen(slot_path);
 	/* slot_path is <mount><cg>: the cgroup is its tail, on a '/' */
 	return n > 1 && p >= n && strcmp(slot_path + p - n, cg) == 0 && cg[0] == '/';
+}
+
+/* the value of the last "key=value" of a Slurm config text (keys in any
+ * case, '#' to the end of a line a comment, several pairs to a line), "" if
+ * it has none */
+static void conf_get(const char *text, const char *key, char *out, size_t len)
+{
+	size_t klen = strlen(key);
+
+	out[0] = '\0';
+	for (const char *p = text; p && *p;) {
+		size_t w;
+
+		p += strspn(p, " \t\r\n");
+		if (*p == '#') {
+			p = strchr(p, '\n');
+			continue;
+		}
+		w = strcspn(p, " \t\r\n#");
+		if (w > klen && p[klen] == '=' && strncasecmp(p, key, klen) == 0)
+			snprintf(out, len, "%.*s", (int)(w - klen - 1), p + klen + 1);
+		p += w;
+	}
+}
+
+/* does the comma list name plugin type/name (or its bare name)? */
+static bool lists_plugin(const char *list, const char *plugin)
+{
+	const char *bare = strchr(plugin, '/') + 1;
+
+	for (const char *p = list; *p;) {
+		size_t w = strcspn(p, ",");
+		if ((w == strlen(plugin) && strncasecmp(p, plugin, w) == 0) ||
+		    (w == strlen(bare) && strncasecmp(p, bare, w) == 0))
+			return true;
+		p += w + (p[w] == ',');
+	}
+	return false;
+}
+
+int spank_conf_conflict(const char *slurm_conf, const char *cgroup_conf, char *why, size_t len)
+{
+	char v[256];
+
+	conf_get(slurm_conf ? slurm_conf : "", "JobAcctGatherType", v, sizeof(v));
+	if (strcasecmp(v, "jobacct_gather/cgroup") == 0) {
+		snprintf(why, len, "JobAcctGatherType=jobacct_gather/cgroup puts every task in a memory cgroup of "
+				   "Slurm's, which dies at the step's end: use jobacct_gather/linux (doc/slurm.md)");
+		return 1;
+	}
+	conf_get(slurm_conf ? slurm_conf : "", "TaskPlugin", v, sizeof(v));
+	if (!lists_plugin(v, "task/cgroup"))
+		return 0;
+	static const char *const memory_keys[] = { "ConstrainRAMSpace", "ConstrainSwapSpace" };
+	for (size_t i = 0; i < 2; i++) {
+		conf_get(cgroup_conf ? cgroup_conf : "", memory_keys[i], v, sizeof(v));
+		if (strcasecmp(v, "yes") == 0) {
+			snprintf(why, len, "task/cgroup with %s=yes puts every step in memory cgroups of Slurm's, "
+					   "which die at its end: set ConstrainRAMSpace=no and ConstrainSwapSpace=no in "
+					   "cgroup.conf (conf/slurm/beside, doc/slurm.md)", memory_keys[i]);
+			return 1;
+		}
+	}
+	return 0;
 }

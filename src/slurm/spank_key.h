@@ -52,4 +52,11 @@ int spank_key_build(const char *pattern, const char *name, const struct spank_jo
  * the v2 "0::" line) must be slot_path's tail below the cgroup mount. */
 bool spank_in_slot(const char *cgroups, const char *slot_path);
 
+/* Slurm settings that put a job's tasks in memory cgroups of Slurm's (each
+ * a dying memcg at the step's end, and a move that cgpool's slot undoes):
+ * task/cgroup with ConstrainRAMSpace or ConstrainSwapSpace, and
+ * jobacct_gather/cgroup. slurm_conf and cgroup_conf are the files' texts
+ * (NULL: not read). 1 with why saying what to change, 0 none. */
+int spank_conf_conflict(const char *slurm_conf, const char *cgroup_conf, char *why, size_t len);
+
 #endif

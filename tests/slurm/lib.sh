@@ -15,9 +15,13 @@
 #   task/cgpool found in PluginDir = the build's src/slurm/.libs, then
 #   Slurm's own); Slurm makes no cgroups, a job's tasks are placed by the
 #   plug-in only. PLUGSTACK_LINE, when given, replaces the plugstack.conf
-#   line; S_EXTRA_CONF (lines) goes into slurm.conf (PrologFlags=Contain).
+#   line; S_EXTRA_CONF (lines) goes into slurm.conf (PrologFlags=Contain),
+#   S_EXTRA_CGROUP_CONF at the end of cgroup.conf.
 #   slurmd runs with CGPOOL_SOCKET=$T_SOCK, the socket the plug-in uses
 #   when its line names none.
+#   VARIANT beside: the shipped setup conf/slurm/beside/ the same way:
+#   Slurm's proctrack/cgroup and task/cgroup (cores, devices) in groups of
+#   Slurm's, memory in cgpool's slot.
 #   VARIANT none: the same without cgpool (no plug-in at all).
 #   VARIANT slurm-cgroup: Slurm's own proctrack/cgroup + task/cgroup with
 #   ConstrainRAMSpace=yes on cgroup/v1: every job leaves four dying memory
@@ -53,7 +57,9 @@ S_CTLD_PID=
 S_SLURMD_PID=
 S_VARIANT=
 S_EXTRA_CONF=
-S_SETUP="${top_srcdir:-.}/conf/slurm/alone"
+S_EXTRA_CGROUP_CONF=
+S_CONF_DIR="${top_srcdir:-.}/conf/slurm"
+S_SETUP=
 S_BUILT_PLUGINS=$(cd "${top_builddir:-.}/src/slurm/.libs" 2>/dev/null && pwd)
 
 # slurm_sys_plugindir: the directory holding Slurm's own plug-ins
@@ -148,7 +154,7 @@ slurm_write_conf() {
 		s_plugins="ProctrackType=proctrack/linuxproc
 TaskPlugin=task/affinity
 JobAcctGatherType=jobacct_gather/linux" ;;
-	cgpool)
+	cgpool|beside)
 		s_plugins="$(grep -v '^#' "$S_SETUP/slurm.conf.part")
 PluginDir=$S_BUILT_PLUGINS:$(slurm_sys_plugindir)
 $S_EXTRA_CONF" ;;
@@ -194,19 +200,22 @@ MailProg=/bin/true
 NodeName=$s_host NodeAddr=127.0.0.1 $s_node State=UNKNOWN
 PartitionName=test Nodes=$s_host Default=YES MaxTime=INFINITE State=UP
 EOC
-	: > "$S_DIR/cgroup.conf"
-	[ "$1" = cgpool ] && cat "$S_SETUP/cgroup.conf" > "$S_DIR/cgroup.conf"
+	# a shipped setup's cgroup.conf as it is; the mount point is the test's
+	if [ -n "$S_SETUP" ]; then
+		cat "$S_SETUP/cgroup.conf" > "$S_DIR/cgroup.conf"
+	else
+		printf 'ConstrainCores=no\nConstrainDevices=no\n' > "$S_DIR/cgroup.conf"
+	fi
 	cat >> "$S_DIR/cgroup.conf" <<EOC
 CgroupPlugin=cgroup/v1
 CgroupMountpoint=$S_DIR/cgroup
 CgroupAutomount=no
-ConstrainCores=no
-ConstrainDevices=no
 EOC
 	[ "$1" = slurm-cgroup ] && printf 'ConstrainRAMSpace=yes\nConstrainSwapSpace=no\n' >> "$S_DIR/cgroup.conf"
+	[ -n "$S_EXTRA_CGROUP_CONF" ] && printf '%s\n' "$S_EXTRA_CGROUP_CONF" >> "$S_DIR/cgroup.conf"
 	if [ -n "$2" ]; then
 		printf '%s\n' "$2" > "$S_DIR/plugstack.conf"
-	elif [ "$1" = cgpool ]; then
+	elif [ -n "$S_SETUP" ]; then
 		cp "$S_SETUP/plugstack.conf" "$S_DIR/plugstack.conf"
 	else
 		: > "$S_DIR/plugstack.conf"
@@ -259,6 +268,11 @@ slurm_wait_idle() {
 slurm_start() {
 	slurm_have
 	S_VARIANT=$1
+	case $1 in
+	cgpool) S_SETUP="$S_CONF_DIR/alone" ;;
+	beside) S_SETUP="$S_CONF_DIR/beside" ;;
+	*) S_SETUP= ;;
+	esac
 	chmod 711 "$T_DIR"
 	mkdir -p "$S_DIR/state" "$S_DIR/spool/$(hostname -s)" "$S_DIR/cgroup" && chmod 755 "$S_DIR" ||
 		hard_error "mkdir $S_DIR"

@@ -102,6 +102,33 @@ static void test_in_slot(void **state)
 	assert_false(spank_in_slot("garbage", "/sys/fs/cgroup/x"));
 }
 
+/* Slurm's own settings that would put tasks in memory cgroups of Slurm's */
+static void test_conf_conflict(void **state)
+{
+	const char *alone = "ProctrackType=proctrack/linuxproc\nTaskPlugin=task/affinity,task/cgpool\n"
+			    "JobAcctGatherType=jobacct_gather/linux\n";
+	const char *beside = "# TaskPlugin=task/cgroup\nProctrackType=proctrack/cgroup\n"
+			     "TaskPlugin=task/cgroup,task/affinity,task/cgpool  JobAcctGatherType=jobacct_gather/linux\n";
+	const char *beside_cg = "ConstrainCores=yes\nConstrainDevices=yes\nConstrainRAMSpace=no\nConstrainSwapSpace=no\n";
+	char why[512] = "";
+
+	assert_int_equal(spank_conf_conflict(alone, "ConstrainRAMSpace=yes\n", why, sizeof(why)), 0);
+	assert_int_equal(spank_conf_conflict(beside, beside_cg, why, sizeof(why)), 0);
+	assert_int_equal(spank_conf_conflict(NULL, NULL, why, sizeof(why)), 0);
+	assert_int_equal(spank_conf_conflict(beside, NULL, why, sizeof(why)), 0);
+	/* the last value counts, keys in any case, a comment is none */
+	assert_int_equal(spank_conf_conflict(beside, "ConstrainRAMSpace=no\nconstrainramspace=YES\n", why, sizeof(why)), 1);
+	assert_non_null(strstr(why, "ConstrainRAMSpace=yes"));
+	assert_int_equal(spank_conf_conflict(beside, "ConstrainRAMSpace=yes\nConstrainRAMSpace=no # yes\n", why,
+					     sizeof(why)), 0);
+	assert_int_equal(spank_conf_conflict("TaskPlugin=cgroup", "ConstrainSwapSpace=yes", why, sizeof(why)), 1);
+	assert_non_null(strstr(why, "ConstrainSwapSpace=yes"));
+	assert_int_equal(spank_conf_conflict("JobAcctGatherType=jobacct_gather/cgroup\n", NULL, why, sizeof(why)), 1);
+	assert_non_null(strstr(why, "jobacct_gather/linux"));
+	/* another plug-in whose name starts the same is not task/cgroup */
+	assert_int_equal(spank_conf_conflict("TaskPlugin=task/cgroupx", "ConstrainRAMSpace=yes", why, sizeof(why)), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -109,6 +136,7 @@ int main(void)
 		cmocka_unit_test(test_keys),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_in_slot),
+		cmocka_unit_test(test_conf_conflict),
 	};
 
 	return cmocka_run_group_tests_name("the Slurm plug-in's decisions", tests, NULL, NULL);
