@@ -1,14 +1,18 @@
 #!/bin/sh
-# bench/slurm.sh [N] - N short Slurm jobs (srun, each appending 4 KiB of a file
-# to a log) on a one-node cluster on loopback (tests/slurm/lib.sh), three
-# ways in one run on this machine: Slurm making no cgroups (no plug-in), the
-# same with cgpool's SPANK plug-in placing every task in the job's slot, and
-# Slurm's own task/cgroup + proctrack/cgroup with ConstrainRAMSpace=yes. For
-# each: submit-to-end p50/p90 of a job, the ratio of p50 to the no-plug-in
-# run, dying memory cgroups added and memory cgroups made. Run from a built
-# checkout as root.
+# bench/slurm.sh [N [STEPS]] - N short Slurm jobs (srun, each appending 4 KiB
+# of a file to a log) on a one-node cluster on loopback (tests/slurm/lib.sh),
+# four ways in one run on this machine: Slurm making no cgroups (no plug-in),
+# cgpool alone (conf/slurm/alone: the plug-ins place every task in the job's
+# slot), cgpool beside Slurm's cgroups (conf/slurm/beside: proctrack/cgroup,
+# task/cgroup for cores and devices), and Slurm's own task/cgroup +
+# proctrack/cgroup with ConstrainRAMSpace=yes. For each: submit-to-end
+# p50/p90 of a job, the ratio of p50 to the no-plug-in run, dying memory
+# cgroups added and memory cgroups made. Then, with cgpool alone, a burst:
+# STEPS (100) steps of one batch job started at once (srun --overlap), and
+# how many of them failed. Run from a built checkout as root.
 #   sh bench/slurm.sh 500
 N=${1:-200}
+STEPS=${2:-100}
 . "$(dirname "$0")/common.sh"
 top_builddir=$top_srcdir
 . "$top_srcdir/tests/slurm/lib.sh"
@@ -29,12 +33,23 @@ run() {
 	d1=$(dying_memcgs)
 	P50=$(slurm_pct "$T_DIR/jobs.ms" 50)
 	made=$(( $(grep -c "created, warm" "$T_DIR/daemon.log") - made0 ))
-	[ "$2" = cgpool ] || made="$N x (Slurm's own)"
+	case $2 in cgpool*) ;; *) made="$N x (Slurm's own)" ;; esac
 	[ "$2" = none ] && made=0
 	printf '%-14s p50 %4s ms  p90 %4s ms  x%-5s  dying memcgs +%-5s  memcgs made %s\n' "$2" "$P50" \
 		"$(slurm_pct "$T_DIR/jobs.ms" 90)" "$(awk -v a="$P50" -v b="${BASE:-$P50}" 'BEGIN { printf "%.2f", a / b }')" \
 		$((d1 - d0)) "$made"
+	[ "$2" = cgpool ] && burst
 	slurm_stop
+}
+
+# burst: STEPS steps of one batch job at once; prints the time and failures
+burst() {
+	b_t0=$(date +%s%N)
+	b_job=$(sbatch --parsable --wait --mem=8G --output="$T_DIR/burst.out" --wrap "
+		for i in \$(seq $STEPS); do (srun --overlap -Q -n1 true || echo failed) & done; wait")
+	b_ms=$(( ($(date +%s%N) - b_t0) / 1000000 ))
+	printf '%-14s %s steps of one job at once: %s ms, %s failed (job %s %s)\n' burst "$STEPS" "$b_ms" \
+		"$(grep -c failed "$T_DIR/burst.out")" "$b_job" "$(scontrol -o show job "$b_job" | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p')"
 }
 
 write_config "[pool]
@@ -45,5 +60,6 @@ echo "$N jobs a way; $(nproc) CPUs, kernel $(uname -r), memory controller on cgr
 run none none
 BASE=$P50
 run cgpool cgpool
+[ "$T_MEMORY" = v1 ] && run beside "cgpool beside"
 [ "$T_MEMORY" = v1 ] && run slurm-cgroup task/cgroup
 finish > /dev/null

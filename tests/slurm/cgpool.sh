@@ -103,6 +103,27 @@ check "one task of 150M in a 200M job finishes" test $? -eq 0
 srun -Q -n2 --mem=200M python3 -c "import time; exec('''$(hog 150)'''.replace('sys.exit(0)', 'time.sleep(2)'))" 2> /dev/null
 check "two tasks of 150M in a 200M job do not both fit (the limit is the job's)" test $? -ne 0
 
+# two overlapping steps of one batch job: the batch step's slot, the job's limit
+echo "import time; exec('''$(hog 150)'''.replace('sys.exit(0)', 'time.sleep(3)'))" > "$T_DIR/hold150.py"
+cat > "$T_DIR/overlap.sh" <<EOS
+#!/bin/sh
+sed -n 's/^[0-9]*:memory://p' /proc/self/cgroup > "$T_DIR/ov.batch"
+step() {
+	srun -Q -n1 --exact --mem=100M sh -c 'sed -n "s/^[0-9]*:memory://p" /proc/self/cgroup; exec python3 "\$0"' \
+		"$T_DIR/hold150.py" > "$T_DIR/ov.\$1" 2>&1 && echo "step \$1 ok" >> "$T_DIR/ov.ok"
+}
+step a & step b &
+wait
+EOS
+: > "$T_DIR/ov.ok"
+sbatch --wait -n2 --mem=200M --output="$T_DIR/overlap.out" "$T_DIR/overlap.sh" > /dev/null
+ovs=$(for f in batch a b; do head -n 1 "$T_DIR/ov.$f"; done | sort -u)
+echo "overlapping steps: memory cgroups $(echo "$ovs" | tr '\n' ' '); $(tr '\n' ' ' < "$T_DIR/ov.ok")"
+check "two overlapping steps of a batch job: in the batch step's slot" \
+	sh -c "[ $(echo "$ovs" | wc -l) = 1 ] && echo '$ovs' | grep -q '/slot-[0-9]*\$'"
+check "two overlapping steps of 150M in a 200M job do not both fit ($(wc -l < "$T_DIR/ov.ok") finished)" \
+	test "$(wc -l < "$T_DIR/ov.ok")" -lt 2
+
 # ---- the key comes from the credential, not from the user's environment
 arr=$(sbatch --parsable --array=7 --mem=512M --output=/dev/null --wrap 'sleep 61')
 wait_for 20 sh -c "squeue -h -j ${arr}_7 -o %T | grep -q RUNNING" || fail "the array task ${arr}_7 never ran"

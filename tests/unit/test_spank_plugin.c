@@ -1,0 +1,493 @@
+/* test_spank_plugin.c - the Slurm plug-in's callbacks against a fake SPANK
+ * and a fake client library: the key and job of a step, one Attach with all
+ * of its tasks at the last one, the extern step, failures told to the tasks,
+ * the OOM line, the setup check at slurmd's start.
+ *
+ * The plug-in keeps a step's state in statics (slurmstepd runs one step), so
+ * every scenario runs in a child process; what the fakes saw is kept in a
+ * shared page the test reads after the child exits. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <slurm/spank.h>
+
+#include "cgpool.h"
+
+/* the plug-in's callbacks (cgpool_spank.c) */
+int slurm_spank_init(spank_t sp, int ac, char **av);
+int slurm_spank_task_post_fork(spank_t sp, int ac, char **av);
+int slurm_spank_task_init(spank_t sp, int ac, char **av);
+int slurm_spank_task_exit(spank_t sp, int ac, char **av);
+
+/* what the fakes answer (set in the child before the callbacks) */
+static struct {
+	spank_context_t ctx;
+	uint32_t job_id, step_id, ntasks;
+	uid_t uid;
+	int task_id;
+	pid_t task_pid;
+	uint64_t mem_mb;
+	int connect_rc, attach_rc; /* 0 or -errno */
+	const char *refusal;      /* the daemon's message with -EREMOTEIO */
+	char slot_path[4096 + 64];
+	struct spank_option *option;
+} fake;
+
+/* what they saw (shared with the parent) */
+struct seen {
+	int connects, attaches;
+	char key[160], job[64], limit[64];
+	size_t npids;
+	pid_t pids[8], hold;
+	char log[8192];   /* slurm_error and slurm_info lines, "E: " / "I: " */
+	char stderr_text[1024];
+	int rc[8];        /* callbacks' results, by scenario step */
+	char oom_env[8];
+};
+static struct seen *seen;
+
+static void logv(const char *level, const char *fmt, va_list ap)
+{
+	size_t n = strlen(seen->log);
+
+	if (n + 4 >= sizeof(seen->log))
+		return;
+	n += (size_t)snprintf(seen->log + n, sizeof(seen->log) - n, "%s", level);
+	vsnprintf(seen->log + n, sizeof(seen->log) - n, fmt, ap);
+	n = strlen(seen->log);
+	if (n + 1 < sizeof(seen->log))
+		strcat(seen->log, "\n");
+}
+
+void slurm_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	logv("E: ", fmt, ap);
+	va_end(ap);
+}
+
+void slurm_info(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	logv("I: ", fmt, ap);
+	va_end(ap);
+}
+
+spank_context_t spank_context(void)
+{
+	return fake.ctx;
+}
+
+spank_err_t spank_option_register(spank_t sp, struct spank_option *opt)
+{
+	fake.option = opt;
+	return ESPANK_SUCCESS;
+}
+
+spank_err_t spank_get_item(spank_t sp, spank_item_t item, ...)
+{
+	va_list ap;
+	spank_err_t rc = ESPANK_SUCCESS;
+
+	va_start(ap, item);
+	switch (item) {
+	case S_JOB_ID:
+		*va_arg(ap, uint32_t *) = fake.job_id;
+		break;
+	case S_JOB_STEPID:
+		*va_arg(ap, uint32_t *) = fake.step_id;
+		break;
+	case S_JOB_UID:
+		*va_arg(ap, uid_t *) = fake.uid;
+		break;
+	case S_TASK_PID:
+		*va_arg(ap, pid_t *) = fake.task_pid;
+		break;
+	case S_TASK_ID:
+		*va_arg(ap, int *) = fake.task_id;
+		break;
+	case S_JOB_LOCAL_TASK_COUNT:
+		*va_arg(ap, uint32_t *) = fake.ntasks;
+		break;
+	case S_JOB_ALLOC_MEM:
+		*va_arg(ap, uint64_t *) = fake.mem_mb;
+		break;
+	default:
+		rc = ESPANK_BAD_ARG;
+	}
+	va_end(ap);
+	return rc;
+}
+
+struct cgpool {
+	int unused;
+};
+
+int cgpool_connect_timeout(const char *path, unsigned timeout_ms, struct cgpool **out)
+{
+	seen->connects++;
+	*out = NULL;
+	if (fake.connect_rc < 0)
+		return fake.connect_rc;
+	*out = calloc(1, sizeof(**out));
+	return *out ? 0 : -ENOMEM;
+}
+
+void cgpool_close(struct cgpool *c)
+{
+	free(c);
+}
+
+const char *cgpool_last_error(const struct cgpool *c, const char **params_json, const char **message)
+{
+	if (message)
+		*message = fake.refusal;
+	return "io.cgpool.Manager.KeyBusy";
+}
+
+int cgpool_attach_job(struct cgpool *c, const char *key, const pid_t *pids, size_t npids, const char *class_name,
+		      const struct cgpool_limit *limits, size_t nlimits, const struct cgpool_job *job, char **slot_json)
+{
+	seen->attaches++;
+	snprintf(seen->key, sizeof(seen->key), "%s", key);
+	snprintf(seen->job, sizeof(seen->job), "%s", job && job->id ? job->id : "");
+	seen->hold = job ? job->hold : 0;
+	seen->npids = npids;
+	for (size_t i = 0; i < npids && i < 8; i++)
+		seen->pids[i] = pids[i];
+	if (nlimits)
+		snprintf(seen->limit, sizeof(seen->limit), "%s=%s", limits[0].name, limits[0].value);
+	if (fake.attach_rc < 0)
+		return fake.attach_rc;
+	if (slot_json && asprintf(slot_json, "{\"key\":\"%s\",\"path\":\"%s\"}", key, fake.slot_path) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+/* a remote (slurmstepd) context for job, uid, step */
+static void step_of(uint32_t job, uid_t uid, uint32_t step, uint32_t ntasks)
+{
+	fake.ctx = S_CTX_REMOTE;
+	fake.job_id = job;
+	fake.uid = uid;
+	fake.step_id = step;
+	fake.ntasks = ntasks;
+	fake.mem_mb = 512;
+}
+
+/* post_fork for every local task, each with pid (the child's own pid, whose
+ * parent, the test, stands for slurmstepd) */
+static int post_fork_all(void)
+{
+	int rc = 0;
+
+	for (uint32_t i = 0; i < fake.ntasks; i++) {
+		fake.task_id = (int)i;
+		fake.task_pid = getpid();
+		rc |= slurm_spank_task_post_fork(NULL, 0, NULL);
+	}
+	return rc;
+}
+
+/* the memory cgroup of this process as in /proc/self/cgroup ("" unknown) */
+static void own_cgroup(char *out, size_t len)
+{
+	char buf[4096], *line, *save = NULL;
+	FILE *f = fopen("/proc/self/cgroup", "r");
+	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+
+	if (f)
+		fclose(f);
+	buf[n] = '\0';
+	out[0] = '\0';
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+		if (!c2)
+			continue;
+		if (strncmp(c1 + 1, "memory:", 7) == 0 || (!out[0] && strncmp(line, "0::", 3) == 0))
+			snprintf(out, len, "%s", c2 + 1);
+	}
+}
+
+/* run scenario in a child; the parent gets what it saw */
+static void run(void (*scenario)(void))
+{
+	pid_t pid;
+	int status;
+
+	memset(seen, 0, sizeof(*seen));
+	memset(&fake, 0, sizeof(fake));
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		scenario();
+		fflush(NULL);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+/* ---- a step of two tasks: one Attach with both, at the last one */
+static void two_tasks(void)
+{
+	step_of(5, 1000, 0, 2);
+	seen->rc[0] = slurm_spank_init(NULL, 0, NULL);
+	fake.task_id = 0;
+	fake.task_pid = getpid();
+	seen->rc[1] = slurm_spank_task_post_fork(NULL, 0, NULL);
+	seen->rc[2] = seen->attaches; /* none before the last task */
+	fake.task_id = 1;
+	seen->rc[3] = slurm_spank_task_post_fork(NULL, 0, NULL);
+	seen->rc[4] = slurm_spank_task_init(NULL, 0, NULL);
+}
+
+static void test_step(void **state)
+{
+	run(two_tasks);
+	assert_int_equal(seen->rc[0], 0);
+	assert_int_equal(seen->rc[1], 0);
+	assert_int_equal(seen->rc[2], 0);
+	assert_int_equal(seen->rc[3], 0);
+	assert_int_equal(seen->rc[4], 0); /* placed: the task runs */
+	assert_int_equal(seen->connects, 1);
+	assert_int_equal(seen->attaches, 1);
+	assert_string_equal(seen->key, "slurm.5");
+	assert_string_equal(seen->job, "slurm:5:1000");
+	assert_int_equal(seen->npids, 2);
+	assert_int_equal(seen->hold, getpid()); /* the task's parent: its slurmstepd */
+	assert_string_equal(seen->limit, "memory.max=512M");
+}
+
+/* ---- --cgpool-key: the user's own key, whatever the environment says */
+static void named(void)
+{
+	setenv("SLURM_ARRAY_JOB_ID", "1", 1);
+	setenv("SLURM_ARRAY_TASK_ID", "7", 1);
+	step_of(6, 1000, 0, 1);
+	slurm_spank_init(NULL, 0, NULL);
+	seen->rc[0] = fake.option ? fake.option->cb(fake.option->val, "svc", 1) : -99;
+	seen->rc[1] = fake.option ? fake.option->cb(fake.option->val, "../x", 1) : -99;
+	post_fork_all();
+}
+
+static void test_named(void **state)
+{
+	run(named);
+	assert_int_equal(seen->rc[0], 0);
+	assert_int_equal(seen->rc[1], -1);
+	assert_non_null(strstr(seen->log, "E: cgpool: --cgpool-key ../x"));
+	assert_string_equal(seen->key, "slurm.1000.svc");
+	assert_string_equal(seen->job, "slurm:6:1000");
+}
+
+/* ---- PrologFlags=Contain: the extern step has no task, nothing to place */
+static void extern_step(void)
+{
+	step_of(7, 0, 0xfffffffcU, 1);
+	seen->rc[0] = slurm_spank_init(NULL, 0, NULL);
+	seen->rc[1] = post_fork_all();
+	seen->rc[2] = slurm_spank_task_exit(NULL, 0, NULL);
+}
+
+static void test_extern(void **state)
+{
+	run(extern_step);
+	assert_int_equal(seen->rc[0] | seen->rc[1] | seen->rc[2], 0);
+	assert_int_equal(seen->connects, 0);
+	assert_string_equal(seen->log, "");
+}
+
+/* ---- the daemon down: one try for the step, every task fails, task 0 says why */
+static void daemon_down(void)
+{
+	char path[] = "/tmp/cgpool-spank-XXXXXX";
+	int fd = mkstemp(path), n;
+
+	step_of(8, 1000, 0, 3);
+	fake.connect_rc = -ECONNREFUSED;
+	slurm_spank_init(NULL, 0, NULL);
+	seen->rc[0] = post_fork_all();
+	dup2(fd, 2);
+	for (int t = 0; t < 3; t++) {
+		fake.task_id = t;
+		seen->rc[1 + t] = slurm_spank_task_init(NULL, 0, NULL);
+	}
+	fflush(stderr);
+	n = (int)pread(fd, seen->stderr_text, sizeof(seen->stderr_text) - 1, 0);
+	seen->stderr_text[n > 0 ? n : 0] = '\0';
+	unlink(path);
+}
+
+static void test_daemon_down(void **state)
+{
+	run(daemon_down);
+	assert_int_equal(seen->rc[0], 0); /* post_fork never fails: that would drain the node */
+	assert_int_equal(seen->connects, 1);
+	assert_int_equal(seen->attaches, 0);
+	for (int t = 1; t <= 3; t++)
+		assert_int_equal(seen->rc[t], -1);
+	assert_non_null(strstr(seen->stderr_text, "cgpool: job 8: 3 task(s) not placed in the slot of slurm.8"));
+	assert_non_null(strstr(seen->stderr_text, "Connection refused (cgpoold at"));
+	/* one line in the job's stderr, one in the node's log (info: not srun's stderr) */
+	assert_ptr_equal(strchr(seen->stderr_text, '\n'), strrchr(seen->stderr_text, '\n'));
+	assert_non_null(strstr(seen->log, "I: cgpool: job 8"));
+	assert_null(strstr(seen->log, "E: "));
+}
+
+/* ---- the daemon refuses: its reason reaches the job */
+static void refused(void)
+{
+	char path[] = "/tmp/cgpool-spank-XXXXXX";
+	int fd = mkstemp(path), n;
+
+	step_of(9, 1000, 0, 1);
+	fake.attach_rc = -EREMOTEIO;
+	fake.refusal = "key slurm.9 runs another job (slurm:4:0)";
+	slurm_spank_init(NULL, 0, NULL);
+	post_fork_all();
+	dup2(fd, 2);
+	fake.task_id = 0;
+	seen->rc[0] = slurm_spank_task_init(NULL, 0, NULL);
+	fflush(stderr);
+	n = (int)pread(fd, seen->stderr_text, sizeof(seen->stderr_text) - 1, 0);
+	seen->stderr_text[n > 0 ? n : 0] = '\0';
+	unlink(path);
+}
+
+static void test_refused(void **state)
+{
+	run(refused);
+	assert_int_equal(seen->rc[0], -1);
+	assert_non_null(strstr(seen->stderr_text, "runs another job (slurm:4:0)"));
+	assert_null(strstr(seen->stderr_text, "cgpoold at")); /* the daemon answered */
+}
+
+/* ---- an OOM kill in the slot during the step: Slurm's line, once, and the
+ * mark task/cgpool reads */
+static void oom(void)
+{
+	char cg[2048], dir[4096 + 64], file[sizeof(dir) + 32], cmd[sizeof(dir) + 16];
+	FILE *f;
+
+	own_cgroup(cg, sizeof(cg));
+	snprintf(dir, sizeof(dir), "/tmp/cgpool-spank-%d%s", (int)getpid(), cg);
+	snprintf(cmd, sizeof(cmd), "mkdir -p '%s'", dir);
+	if (system(cmd) != 0)
+		return;
+	snprintf(file, sizeof(file), "%s/memory.events", dir);
+	f = fopen(file, "w");
+	fputs("low 0\nhigh 0\nmax 3\noom 1\noom_kill 2\n", f);
+	fclose(f);
+	step_of(10, 1000, 0, 1);
+	snprintf(fake.slot_path, sizeof(fake.slot_path), "%s", dir);
+	slurm_spank_init(NULL, 0, NULL);
+	post_fork_all();
+	seen->rc[0] = slurm_spank_task_exit(NULL, 0, NULL); /* no new kill: nothing */
+	f = fopen(file, "w");
+	fputs("low 0\nhigh 0\nmax 9\noom 2\noom_kill 3\n", f);
+	fclose(f);
+	seen->rc[1] = slurm_spank_task_exit(NULL, 0, NULL);
+	seen->rc[2] = slurm_spank_task_exit(NULL, 0, NULL); /* told once a step */
+	snprintf(seen->oom_env, sizeof(seen->oom_env), "%s", getenv("CGPOOL_SLURM_OOM") ? "1" : "");
+	snprintf(cmd, sizeof(cmd), "rm -rf /tmp/cgpool-spank-%d", (int)getpid());
+	if (system(cmd) != 0)
+		return;
+}
+
+static void test_oom(void **state)
+{
+	const char *line = "E: Detected 1 oom-kill event(s) in StepId=10.0. Some of your processes";
+	char *first;
+
+	run(oom);
+	assert_int_equal(seen->rc[0] | seen->rc[1] | seen->rc[2], 0);
+	first = strstr(seen->log, line);
+	assert_non_null(first);
+	assert_null(strstr(first + strlen(line), "Detected"));
+	assert_null(strstr(seen->log, "is not in its slot")); /* the slot path is the process's cgroup */
+	assert_string_equal(seen->oom_env, "1");
+}
+
+/* ---- slurmd's start: a setup that would fight the slot is named once */
+static void slurmd_start(void)
+{
+	char dir[] = "/tmp/cgpool-spank-conf-XXXXXX", path[64];
+	FILE *f;
+
+	if (!mkdtemp(dir))
+		return;
+	snprintf(path, sizeof(path), "%s/slurm.conf", dir);
+	f = fopen(path, "w");
+	fputs("ProctrackType=proctrack/cgroup\nTaskPlugin=task/cgroup,task/affinity\n", f);
+	fclose(f);
+	setenv("SLURM_CONF", path, 1);
+	snprintf(path, sizeof(path), "%s/cgroup.conf", dir);
+	f = fopen(path, "w");
+	fputs("ConstrainCores=yes\nConstrainRAMSpace=yes\n", f);
+	fclose(f);
+	fake.ctx = S_CTX_SLURMD;
+	seen->rc[0] = slurm_spank_init(NULL, 0, NULL);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/slurm.conf", dir);
+	unlink(path);
+	rmdir(dir);
+}
+
+static void test_slurmd_start(void **state)
+{
+	run(slurmd_start);
+	assert_int_equal(seen->rc[0], 0); /* slurmd starts all the same */
+	assert_non_null(strstr(seen->log, "E: cgpool: task/cgroup with ConstrainRAMSpace=yes"));
+	assert_ptr_equal(strchr(seen->log, '\n'), strrchr(seen->log, '\n'));
+}
+
+/* ---- a bad plugstack.conf argument stops the plug-in with its name */
+static void bad_args(void)
+{
+	char *av[] = { "key=slurm.%u" };
+
+	step_of(11, 0, 0, 1);
+	seen->rc[0] = slurm_spank_init(NULL, 1, av);
+}
+
+static void test_bad_args(void **state)
+{
+	run(bad_args);
+	assert_int_equal(seen->rc[0], -1);
+	assert_non_null(strstr(seen->log, "E: cgpool: "));
+	assert_non_null(strstr(seen->log, "%j is needed"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_step),     cmocka_unit_test(test_named),   cmocka_unit_test(test_extern),
+		cmocka_unit_test(test_daemon_down), cmocka_unit_test(test_refused), cmocka_unit_test(test_oom),
+		cmocka_unit_test(test_slurmd_start), cmocka_unit_test(test_bad_args),
+	};
+	void *m = mmap(NULL, sizeof(*seen), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	if (m == MAP_FAILED)
+		return 99;
+	seen = m;
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
