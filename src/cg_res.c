@@ -7,8 +7,9 @@
  *   memory.high     -> none. memory.soft_limit_in_bytes only matters under
  *                      global pressure and never throttles: not the same.
  *   memory.low      -> none.
- *   memory.swap.max -> none. memory.memsw.limit_in_bytes bounds memory+swap,
- *                      so it depends on memory.max and on the write order.
+ *   memory.swap.max -> memory.memsw.limit_in_bytes = memory limit + swap,
+ *                      kept by a later memory.max (v1_memory_max keeps the
+ *                      difference); only with swap accounting.
  *   pids.max        -> pids.max
  *   cpu.max         -> cpu.cfs_quota_us / cpu.cfs_period_us
  *   cpu.weight      -> cpu.shares = weight * 1024 / 100, clamped to 2..262144
@@ -45,18 +46,81 @@ static int slot_write(struct cg *cg, int h, const char *name, const char *file, 
 	return r < 0 ? r : cg_write(cg, path, s);
 }
 
-static int v1_memory_max(struct cg *cg, int h, const char *name, const char *value)
+/* a v1 byte count of a slot's file; a value at or above V1_NO_LIMIT is no
+ * limit (the kernel shows "no limit" as 9223372036854771712) */
+#define V1_NO_LIMIT (1ULL << 62)
+static int slot_read_bytes(struct cg *cg, int h, const char *name, const char *file, uint64_t *out)
+{
+	char path[PATH_MAX], buf[64];
+	int r = cg_hpath(cg, h, name, file, path);
+
+	if (r == 0)
+		r = cg_read(cg, path, buf, sizeof(buf));
+	if (r < 0)
+		return r;
+	buf[strcspn(buf, "\n")] = '\0';
+	return parse_uint(buf, 0, UINT64_MAX, out);
+}
+
+static int slot_write_bytes(struct cg *cg, int h, const char *name, const char *file, uint64_t v)
 {
 	char num[32];
-	uint64_t v;
 
-	if (parse_size(value, &v) < 0)
-		return -EINVAL;
-	if (v == SIZE_MAX_VALUE)
+	if (v >= V1_NO_LIMIT)
 		snprintf(num, sizeof(num), "-1");
 	else
 		snprintf(num, sizeof(num), "%llu", (unsigned long long)v);
-	return slot_write(cg, h, name, "memory.limit_in_bytes", num);
+	return slot_write(cg, h, name, file, num);
+}
+
+/* v1's memory+swap limit is never below the memory limit, and the swap a
+ * slot may use is their difference: a new memory limit keeps that
+ * difference (raising: memory+swap first; lowering: memory first). Without
+ * swap accounting (no memory.memsw.limit_in_bytes) only the memory limit. */
+static int v1_memory_max(struct cg *cg, int h, const char *name, const char *value)
+{
+	uint64_t v, old, memsw, next;
+	int r;
+
+	if (parse_size(value, &v) < 0)
+		return -EINVAL;
+	v = v == SIZE_MAX_VALUE ? V1_NO_LIMIT : v;
+	if (slot_read_bytes(cg, h, name, "memory.memsw.limit_in_bytes", &memsw) < 0 || memsw >= V1_NO_LIMIT ||
+	    slot_read_bytes(cg, h, name, "memory.limit_in_bytes", &old) < 0 || old > memsw)
+		return slot_write_bytes(cg, h, name, "memory.limit_in_bytes", v);
+	next = v >= V1_NO_LIMIT || memsw - old >= V1_NO_LIMIT - v ? V1_NO_LIMIT : v + (memsw - old);
+	if (v <= old) {
+		r = slot_write_bytes(cg, h, name, "memory.limit_in_bytes", v);
+		return r < 0 ? r : slot_write_bytes(cg, h, name, "memory.memsw.limit_in_bytes", next);
+	}
+	r = slot_write_bytes(cg, h, name, "memory.memsw.limit_in_bytes", next);
+	if (r < 0)
+		return r;
+	r = slot_write_bytes(cg, h, name, "memory.limit_in_bytes", v);
+	if (r < 0)
+		slot_write_bytes(cg, h, name, "memory.memsw.limit_in_bytes", memsw);
+	return r;
+}
+
+/* v1 swap: memory+swap = the memory limit + value (no limit when either
+ * has none); -EOPNOTSUPP without swap accounting */
+static int v1_memory_swap_max(struct cg *cg, int h, const char *name, const char *value)
+{
+	uint64_t v, mem, memsw;
+	int r;
+
+	if (parse_size(value, &v) < 0)
+		return -EINVAL;
+	v = v == SIZE_MAX_VALUE ? V1_NO_LIMIT : v;
+	r = slot_read_bytes(cg, h, name, "memory.memsw.limit_in_bytes", &memsw);
+	if (r == -ENOENT)
+		return -EOPNOTSUPP;
+	if (r == 0)
+		r = slot_read_bytes(cg, h, name, "memory.limit_in_bytes", &mem);
+	if (r < 0)
+		return r;
+	memsw = mem >= V1_NO_LIMIT || v >= V1_NO_LIMIT - mem ? V1_NO_LIMIT : mem + v;
+	return slot_write_bytes(cg, h, name, "memory.memsw.limit_in_bytes", memsw);
 }
 
 static int v1_pids_max(struct cg *cg, int h, const char *name, const char *value)
@@ -115,12 +179,20 @@ static const struct res_desc {
 	{ "memory.max", 0, v1_memory_max },
 	{ "memory.high", 0, NULL },
 	{ "memory.low", 0, NULL },
-	{ "memory.swap.max", 0, NULL },
+	{ "memory.swap.max", 0, v1_memory_swap_max },
 	{ "pids.max", 1, v1_pids_max },
 	{ "cpu.max", 2, v1_cpu_max },
 	{ "cpu.weight", 2, v1_cpu_weight },
 	{ "io.weight", 3, NULL },
 };
+
+/* does the v1 memory hierarchy account swap (memory.memsw.* at the pool root)? */
+static bool v1_swap_accounted(const struct cg *cg, int h)
+{
+	char path[PATH_MAX], buf[64];
+
+	return cg_hpath(cg, h, NULL, "memory.memsw.limit_in_bytes", path) == 0 && cg_read(cg, path, buf, sizeof(buf)) >= 0;
+}
 
 /* the resource's descriptor when the pool can set it, with its hierarchy */
 static const struct res_desc *res_find(const struct cg *cg, const char *resource, int *h)
@@ -132,6 +204,8 @@ static const struct res_desc *res_find(const struct cg *cg, const char *resource
 			continue;
 		k = cg->ctrl_hier[d->ctrl];
 		if (k < 0 || (!cg->hier[k].v2 && !d->v1set))
+			return NULL;
+		if (!cg->hier[k].v2 && d->v1set == v1_memory_swap_max && !v1_swap_accounted(cg, k))
 			return NULL;
 		*h = k;
 		return d;
@@ -184,8 +258,12 @@ static size_t res_files(const struct cg *cg, int h, const struct res_desc *d, co
 		files[0] = d->name;
 		return 1;
 	}
-	if (d->v1set == v1_memory_max)
+	if (d->v1set == v1_memory_max) {
 		files[0] = "memory.limit_in_bytes";
+		files[1] = "memory.memsw.limit_in_bytes";
+		return 2;
+	} else if (d->v1set == v1_memory_swap_max)
+		files[0] = "memory.memsw.limit_in_bytes";
 	else if (d->v1set == v1_pids_max)
 		files[0] = "pids.max";
 	else if (d->v1set == v1_cpu_weight)
@@ -214,6 +292,10 @@ int cg_slot_res_save(struct cg *cg, const char *name, const char *resource, stru
 		r = cg_hpath(cg, out->h, name, out->file[i], path);
 		if (r == 0)
 			r = cg_read(cg, path, out->value[i], sizeof(out->value[i]));
+		if (r == -ENOENT && i > 0 && strcmp(out->file[i], "memory.memsw.limit_in_bytes") == 0) {
+			out->n = i; /* no swap accounting */
+			break;
+		}
 		if (r < 0)
 			return r;
 		out->value[i][strcspn(out->value[i], "\n")] = '\0';
@@ -223,12 +305,24 @@ int cg_slot_res_save(struct cg *cg, const char *name, const char *resource, stru
 
 int cg_slot_res_restore(struct cg *cg, const char *name, const struct cg_res_saved *saved)
 {
+	bool failed[2] = { false, false };
 	int ret = 0;
 
-	for (size_t i = 0; i < saved->n; i++) {
-		int r = slot_write(cg, saved->h, name, saved->file[i], saved->value[i]);
-		if (r < 0 && ret == 0)
-			ret = r;
+	/* two files bound each other (v1 memory and memory+swap, cpu period and
+	 * quota): one written before the other may be refused, so a second
+	 * pass writes what the first could not */
+	for (int pass = 0; pass < 2; pass++) {
+		ret = 0;
+		for (size_t i = 0; i < saved->n; i++) {
+			if (pass == 1 && !failed[i])
+				continue;
+			int r = slot_write(cg, saved->h, name, saved->file[i], saved->value[i]);
+			failed[i] = r < 0;
+			if (r < 0 && ret == 0)
+				ret = r;
+		}
+		if (ret == 0)
+			break;
 	}
 	return ret;
 }

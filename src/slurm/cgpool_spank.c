@@ -264,13 +264,14 @@ static uint64_t job_memory_mb(spank_t sp)
 /* One Attach for the step's local tasks: a connection of its own, closed at once */
 static void place_step(spank_t sp, const struct spank_job *job)
 {
-	struct cgpool_limit limit = { "memory.max", NULL };
+	struct cgpool_limit limits[2] = { { "memory.max", NULL }, { "memory.swap.max", NULL } };
 	struct cgpool_job tenant = { NULL, 0, args.release };
-	char key[SPANK_KEY_MAX + 1], jobname[64], mem[32], *slot = NULL;
+	char key[SPANK_KEY_MAX + 1], jobname[64], mem[32], swap[32], *slot = NULL;
 	const char *sock = args.socket[0] ? args.socket : NULL, *env = getenv("CGPOOL_SOCKET");
 	uint64_t mb = job_memory_mb(sp);
 	struct cgpool *c = NULL;
 	json_t *reply = NULL;
+	size_t nlimits = 0;
 	const char *path;
 	int r;
 
@@ -284,12 +285,19 @@ static void place_step(spank_t sp, const struct spank_job *job)
 	tenant.hold = parent_of(pids[0]);
 	if (tenant.hold <= 0)
 		tenant.hold = getpid();
-	snprintf(mem, sizeof(mem), "%" PRIu64 "M", mb);
-	limit.value = mem;
+	/* the job's memory on the node, and swap=PERCENT of it */
+	if (mb) {
+		snprintf(mem, sizeof(mem), "%" PRIu64 "M", mb);
+		limits[nlimits++].value = mem;
+		if (args.swap_pct >= 0) {
+			snprintf(swap, sizeof(swap), "%" PRIu64 "M", mb * (uint64_t)args.swap_pct / 100);
+			limits[nlimits++].value = swap;
+		}
+	}
 	r = cgpool_connect_timeout(sock, args.timeout_ms, &c);
 	if (r == 0)
-		r = cgpool_attach_job(c, key, pids, npids, args.class_name[0] ? args.class_name : NULL, &limit,
-				      mb ? 1 : 0, &tenant, &slot);
+		r = cgpool_attach_job(c, key, pids, npids, args.class_name[0] ? args.class_name : NULL, limits,
+				      nlimits, &tenant, &slot);
 	if (r < 0) {
 		char where[160] = "";
 

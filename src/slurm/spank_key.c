@@ -49,7 +49,14 @@ static int one_arg(const char *a, struct spank_args *out, char *err, size_t errl
 		out->timeout_ms = (unsigned)ms;
 		return 0;
 	}
-	return bad_arg(err, errlen, a, "unknown (use socket=, key=, class=, release=, timeout=)");
+	if (n == 4 && strncmp(a, "swap", n) == 0) {
+		unsigned long pct = strtoul(v, &end, 10);
+		if (!*v || *end || pct > 10000)
+			return bad_arg(err, errlen, a, "use swap=PERCENT of the job's memory, from 0 to 10000");
+		out->swap_pct = (int)pct;
+		return 0;
+	}
+	return bad_arg(err, errlen, a, "unknown (use socket=, key=, class=, release=, timeout=, swap=)");
 }
 
 /* the pattern names the job (%j), and nothing a user's environment sets */
@@ -77,7 +84,7 @@ static int pattern_check(const char *pattern, char *err, size_t errlen)
 
 int spank_args_parse(int ac, char *const *av, struct spank_args *out, char *err, size_t errlen)
 {
-	struct spank_args a = { .release = true, .timeout_ms = SPANK_DEFAULT_TIMEOUT_MS };
+	struct spank_args a = { .release = true, .timeout_ms = SPANK_DEFAULT_TIMEOUT_MS, .swap_pct = -1 };
 	struct spank_job probe = { 4294967294U, 4294967294U };
 	char key[SPANK_KEY_MAX + 1];
 

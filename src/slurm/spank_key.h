@@ -19,6 +19,7 @@ struct spank_args {
 	char class_name[64];      /* class=NAME; "" for the daemon's choice */
 	bool release;             /* release=yes|no: Release the key when a step ends */
 	unsigned timeout_ms;      /* timeout=MS: connect and every call */
+	int swap_pct;             /* swap=PERCENT: the job's swap, of its memory; -1 none set */
 };
 
 /* What slurmctld signed in the job's credential: nothing a user's
@@ -32,7 +33,7 @@ struct spank_job {
  * job's at a time. */
 int spank_job_name(const struct spank_job *job, char *out, size_t len);
 
-/* plugstack.conf arguments: socket=, key=, class=, release=, timeout=.
+/* plugstack.conf arguments: socket=, key=, class=, release=, timeout=, swap=.
  * -EINVAL with err naming the bad argument; a key= pattern without %j (it
  * could not tell two jobs apart) or with %A, %a or %J (array ids, which a
  * user's environment sets for srun steps) is refused. */

@@ -93,10 +93,19 @@ check "Slurm's line in the job's stderr" grep -q "Detected 1 oom-kill event(s) i
 check "no error of the plug-in in slurmd's log ($(plugin_errors))" test "$(plugin_errors)" = 0
 slurm_stop
 
-# ---- a setup that would fight the plug-in is named once, at slurmd's start
+# ---- a setup that would fight the plug-in is named once, at slurmd's
+# start; and swap=50: the job's memory+swap is its memory and half again
 S_EXTRA_CGROUP_CONF="ConstrainRAMSpace=yes"
-slurm_start beside || { fail "the cluster did not start with ConstrainRAMSpace=yes"; finish; exit 1; }
+slurm_start beside "required cgpool.so swap=50" ||
+	{ fail "the cluster did not start with ConstrainRAMSpace=yes"; finish; exit 1; }
 srun -Q true && srun -Q true
 check "ConstrainRAMSpace=yes: one line in slurmd's log ($(plugin_errors))" test "$(plugin_errors)" = 1
 check "... that names the setting" grep -q "error: cgpool: task/cgroup with ConstrainRAMSpace=yes" "$S_DIR/slurmd.log"
+if [ -f "$T_MEMMNT$T_OWN/memory.memsw.limit_in_bytes" ]; then
+	sw=$(srun -Q --mem=64M sh -c 'c=$(sed -n "s/^[0-9]*:memory://p" /proc/self/cgroup)
+		cat "$0$c/memory.limit_in_bytes" "$0$c/memory.memsw.limit_in_bytes"' "$T_MEMMNT" | tr '\n' ' ')
+	check "swap=50, --mem=64M: memory 64 MiB, memory+swap 96 MiB ($sw)" test "$sw" = "67108864 100663296 "
+else
+	echo "no swap accounting on this kernel: the swap limit is not checked"
+fi
 finish

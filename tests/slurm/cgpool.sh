@@ -123,6 +123,7 @@ check "two overlapping steps of a batch job: in the batch step's slot" \
 	sh -c "[ $(echo "$ovs" | wc -l) = 1 ] && echo '$ovs' | grep -q '/slot-[0-9]*\$'"
 check "two overlapping steps of 150M in a 200M job do not both fit ($(wc -l < "$T_DIR/ov.ok") finished)" \
 	test "$(wc -l < "$T_DIR/ov.ok")" -lt 2
+check "... an OOM kill in the slot ended a step" grep -q "oom-kill\|Out Of Memory" "$T_DIR/ov.a" "$T_DIR/ov.b"
 
 # ---- the key comes from the credential, not from the user's environment
 arr=$(sbatch --parsable --array=7 --mem=512M --output=/dev/null --wrap 'sleep 61')

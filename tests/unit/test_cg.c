@@ -472,6 +472,45 @@ static void test_resources(void **state)
 	assert_int_equal(cg_slot_remove(T.cg, "slot-r"), 0);
 }
 
+/* swap: v2's memory.swap.max as it is; on v1 memory+swap = memory + swap,
+ * and a later memory.max keeps the swap (raising and lowering) */
+static void test_swap(void **state)
+{
+	const struct cg_info *in = cg_get_info(T.cg);
+	const char *memsw = "memory.memsw.limit_in_bytes";
+
+	if (!cg_resource_supported(T.cg, "memory.swap.max")) {
+		assert_false(in->memory_v2);
+		print_message("v1 without swap accounting: memory.swap.max not supported\n");
+		return;
+	}
+	assert_int_equal(cg_slot_create(T.cg, "slot-s"), 0);
+	assert_int_equal(cg_slot_set(T.cg, "slot-s", "memory.max", "64M"), 0);
+	assert_int_equal(cg_slot_set(T.cg, "slot-s", "memory.swap.max", "32M"), 0);
+	if (in->memory_v2) {
+		expect_kernel_file("slot-s", "memory.swap.max", "33554432");
+	} else {
+		expect_kernel_file("slot-s", memsw, "100663296");
+		assert_int_equal(cg_slot_set(T.cg, "slot-s", "memory.max", "128M"), 0);
+		expect_kernel_file("slot-s", "memory.limit_in_bytes", "134217728");
+		expect_kernel_file("slot-s", memsw, "167772160");
+		assert_int_equal(cg_slot_set(T.cg, "slot-s", "memory.max", "16M"), 0);
+		expect_kernel_file("slot-s", "memory.limit_in_bytes", "16777216");
+		expect_kernel_file("slot-s", memsw, "50331648");
+		assert_int_equal(cg_slot_set(T.cg, "slot-s", "memory.swap.max", "0"), 0);
+		expect_kernel_file("slot-s", memsw, "16777216");
+		/* the reset of a bind: no limit on either */
+		assert_int_equal(cg_slot_set(T.cg, "slot-s", "memory.max", "max"), 0);
+		assert_int_equal(cg_slot_set(T.cg, "slot-s", "memory.swap.max", "max"), 0);
+		expect_kernel_file("slot-s", "memory.limit_in_bytes", "9223372036854771712");
+		expect_kernel_file("slot-s", memsw, "9223372036854771712");
+		/* swap without a memory limit: nothing to add it to, no limit */
+		assert_int_equal(cg_slot_set(T.cg, "slot-s", "memory.swap.max", "32M"), 0);
+		expect_kernel_file("slot-s", memsw, "9223372036854771712");
+	}
+	assert_int_equal(cg_slot_remove(T.cg, "slot-s"), 0);
+}
+
 /* the child writes 8 MiB to a file on a real disk from inside the slot */
 static void write_in_slot(const char *slot, const char *file)
 {
@@ -681,6 +720,7 @@ int main(void)
 		cmocka_unit_test(test_kept_files),
 		cmocka_unit_test(test_kill),
 		cmocka_unit_test(test_resources),
+		cmocka_unit_test(test_swap),
 		cmocka_unit_test(test_memory),
 		cmocka_unit_test(test_dying_walk),
 	};

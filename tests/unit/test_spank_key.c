@@ -13,11 +13,11 @@
 
 static void test_args(void **state)
 {
-	char *good[] = { "socket=/run/x.sock", "key=job.%u.%j", "class=batch", "release=no", "timeout=2500" };
+	char *good[] = { "socket=/run/x.sock", "key=job.%u.%j", "class=batch", "release=no", "timeout=2500", "swap=30" };
 	char *bad[][1] = { { "socket=" }, { "release=maybe" }, { "timeout=5" }, { "key=slurm.%q" }, { "colour=red" },
 			   /* keys that cannot tell two jobs apart, or that a user's environment steers */
 			   { "key=slurm.const" }, { "key=slurm.%u" }, { "key=slurm.%J" }, { "key=s.%j.%A_%a" },
-			   { "key=slurm.%%j" } };
+			   { "key=slurm.%%j" }, { "swap=-1" }, { "swap=10001" }, { "swap=5%" } };
 	struct spank_args a;
 	char err[256];
 
@@ -26,7 +26,9 @@ static void test_args(void **state)
 	assert_true(a.release);
 	assert_int_equal(a.timeout_ms, 5000);
 	assert_string_equal(a.socket, "");
-	assert_int_equal(spank_args_parse(5, good, &a, err, sizeof(err)), 0);
+	assert_int_equal(a.swap_pct, -1);
+	assert_int_equal(spank_args_parse(6, good, &a, err, sizeof(err)), 0);
+	assert_int_equal(a.swap_pct, 30);
 	assert_string_equal(a.socket, "/run/x.sock");
 	assert_string_equal(a.pattern, "job.%u.%j");
 	assert_string_equal(a.class_name, "batch");
@@ -35,7 +37,7 @@ static void test_args(void **state)
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		err[0] = '\0';
 		assert_int_equal(spank_args_parse(1, bad[i], &a, err, sizeof(err)), -EINVAL);
-		assert_non_null(strstr(err, i == 3 || i >= 5 ? "pattern" : bad[i][0])); /* names what is wrong */
+		assert_non_null(strstr(err, i == 3 || (i >= 5 && i <= 9) ? "pattern" : bad[i][0])); /* names what is wrong */
 		if (i == 5 || i == 6 || i == 9)
 			assert_non_null(strstr(err, "%j is needed"));
 		if (i == 7 || i == 8)

@@ -50,7 +50,8 @@ static struct {
 /* what they saw (shared with the parent) */
 struct seen {
 	int connects, attaches;
-	char key[160], job[64], limit[64];
+	char key[160], job[64], limit[64], limit2[64];
+	size_t nlimits;
 	size_t npids;
 	pid_t pids[8], hold;
 	char log[8192];   /* slurm_error and slurm_info lines, "E: " / "I: " */
@@ -173,8 +174,11 @@ int cgpool_attach_job(struct cgpool *c, const char *key, const pid_t *pids, size
 	seen->npids = npids;
 	for (size_t i = 0; i < npids && i < 8; i++)
 		seen->pids[i] = pids[i];
+	seen->nlimits = nlimits;
 	if (nlimits)
 		snprintf(seen->limit, sizeof(seen->limit), "%s=%s", limits[0].name, limits[0].value);
+	if (nlimits > 1)
+		snprintf(seen->limit2, sizeof(seen->limit2), "%s=%s", limits[1].name, limits[1].value);
 	if (fake.attach_rc < 0)
 		return fake.attach_rc;
 	if (slot_json && asprintf(slot_json, "{\"key\":\"%s\",\"path\":\"%s\"}", key, fake.slot_path) < 0)
@@ -275,6 +279,39 @@ static void test_step(void **state)
 	assert_int_equal(seen->npids, 2);
 	assert_int_equal(seen->hold, getpid()); /* the task's parent: its slurmstepd */
 	assert_string_equal(seen->limit, "memory.max=512M");
+	assert_int_equal(seen->nlimits, 1); /* no swap= argument: no swap limit */
+}
+
+/* ---- swap=PERCENT: the job's swap beside its memory; no memory, no limits */
+static void swap_step(void)
+{
+	char *av[] = { "swap=25" };
+
+	step_of(12, 1000, 0, 1);
+	seen->rc[0] = slurm_spank_init(NULL, 1, av);
+	post_fork_all();
+}
+
+static void no_memory_step(void)
+{
+	char *av[] = { "swap=25" };
+
+	step_of(13, 1000, 0, 1);
+	fake.mem_mb = 0;
+	slurm_spank_init(NULL, 1, av);
+	post_fork_all();
+}
+
+static void test_swap(void **state)
+{
+	run(swap_step);
+	assert_int_equal(seen->rc[0], 0);
+	assert_int_equal(seen->nlimits, 2);
+	assert_string_equal(seen->limit, "memory.max=512M");
+	assert_string_equal(seen->limit2, "memory.swap.max=128M");
+	run(no_memory_step);
+	assert_int_equal(seen->attaches, 1);
+	assert_int_equal(seen->nlimits, 0);
 }
 
 /* ---- --cgpool-key: the user's own key, whatever the environment says */
@@ -480,7 +517,7 @@ static void test_bad_args(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_step),     cmocka_unit_test(test_named),   cmocka_unit_test(test_extern),
+		cmocka_unit_test(test_step),     cmocka_unit_test(test_swap),    cmocka_unit_test(test_named),   cmocka_unit_test(test_extern),
 		cmocka_unit_test(test_daemon_down), cmocka_unit_test(test_refused), cmocka_unit_test(test_oom),
 		cmocka_unit_test(test_slurmd_start), cmocka_unit_test(test_bad_args),
 	};
