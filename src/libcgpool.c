@@ -50,6 +50,8 @@ static const struct err_text err_texts[] = {
 	{ "io.cgpool.Manager.KeyBusy", "key {key} runs another job ({job})", "the key runs another job" },
 	{ "io.cgpool.Manager.PermissionDenied", "permission denied: {reason}", "permission denied" },
 	{ "io.cgpool.Manager.NotSupported", "not supported: {reason}", "not supported" },
+	{ "io.cgpool.Manager.LimitRefused", "limit {limit} = {value} refused for {key}: {reason} (the run's limits are "
+					    "as they were)", "the kernel refused a limit" },
 	{ "org.varlink.service.PermissionDenied", "permission denied: {reason}", "permission denied" },
 	{ "org.varlink.service.MethodNotFound", "the daemon has no method {method}", "method not found" },
 	{ "org.varlink.service.MethodNotImplemented", "method not implemented: {method}", "method not implemented" },

@@ -91,6 +91,9 @@ static const char interface_description[] =
 	"# the same in words\n"
 	"error PoolFull(max_slots: int, limit: string, reason: string)\n"
 	"error NotSupported(reason: string)\n"
+	"# the kernel refused a limit of the Attach (errno in words as reason); the\n"
+	"# run's limits are as they were and no process was moved\n"
+	"error LimitRefused(key: string, limit: string, value: string, reason: string)\n"
 	"error RetireFailed(key: string, reason: string)\n";
 
 struct manager {
@@ -461,6 +464,7 @@ static void m_attach(struct vl_call *call, json_t *params, void *ud)
 	struct conf_res limits[CONF_MAX_RES];
 	struct attach_req req;
 	struct slot *s;
+	const struct conf_res *refused = NULL;
 	size_t n, nlimits;
 	int r;
 
@@ -488,7 +492,12 @@ static void m_attach(struct vl_call *call, json_t *params, void *ud)
 	req.npids = n;
 	req.limits = limits;
 	req.nlimits = nlimits;
+	req.refused = &refused;
 	r = pool_attach_req(m->pool, &req, &s, &bad);
+	if (r < 0 && refused)
+		return reply_error(m, call, ERR("LimitRefused"),
+				   json_pack("{s:s, s:s, s:s, s:s}", "key", key, "limit", refused->name, "value",
+					     refused->value, "reason", strerror(-r)));
 	if (r < 0)
 		return attach_error(m, call, key, class_name, r, bad);
 	if (!priv && !peer_still_there(m, call, key, "during"))

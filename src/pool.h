@@ -132,6 +132,7 @@ struct attach_req {
 	const char *job;  /* whose job the run is (NULL: none): the key is this job's alone */
 	pid_t hold;       /* > 0: this process holds the job; when every holder exited, the slot is emptied */
 	bool keep;        /* with hold: do not release the key when the job ends */
+	const struct conf_res **refused; /* out, may be NULL: the limit the kernel refused, when one was */
 };
 int pool_attach_req(struct pool *p, const struct attach_req *req, struct slot **out, pid_t *bad_pid);
 /* The job whose run the key's slot holds (NULL: none) and how many

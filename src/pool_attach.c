@@ -108,7 +108,7 @@ int pool_attach(struct pool *p, const char *key, const char *class_name, const p
 int pool_attach_owned(struct pool *p, const char *key, const char *class_name, uid_t owner, const pid_t *pids,
 		      size_t npids, struct slot **out, pid_t *bad_pid)
 {
-	struct attach_req req = { key, class_name, owner, pids, npids, NULL, 0, NULL, 0, false };
+	struct attach_req req = { key, class_name, owner, pids, npids, NULL, 0, NULL, 0, false, NULL };
 
 	return pool_attach_req(p, &req, out, bad_pid);
 }
@@ -134,6 +134,8 @@ static int apply_run_limits(struct slot *s, const struct attach_req *req)
 		}
 		if (r < 0) {
 			log_warn("slot %s (%s): limit %s = %s: %s", s->name, s->key, l->name, l->value, strerror(-r));
+			if (req->refused)
+				*req->refused = l;
 			break;
 		}
 		s->run_limits |= (uint8_t)pool_resource_bit(l->name);

@@ -932,7 +932,7 @@ static void test_run_limits(void **state)
 	assert_non_null(strstr(err, "memory.max"));
 	assert_int_equal(conf_res_value("pids.max", "50", &lim[1], err, sizeof(err)), 0);
 	pid = spawn(e, "/");
-	struct attach_req req = { "slurm.7", NULL, 0, &pid, 1, lim, 2, NULL, 0, false };
+	struct attach_req req = { "slurm.7", NULL, 0, &pid, 1, lim, 2, NULL, 0, false, NULL };
 	assert_int_equal(pool_attach_req(e->pool, &req, &s, &bad), 0);
 	assert_string_equal(mem_max(e, s->name), "67108864");
 	assert_string_equal(pids_max(e, s->name), "50");
@@ -970,22 +970,24 @@ static void test_limit_kept(void **state)
 	assert_int_equal(conf_res_value("pids.max", "10", &lim[0], err, sizeof(err)), 0);
 	assert_int_equal(conf_res_value("memory.max", "64M", &lim[1], err, sizeof(err)), 0);
 	pid = spawn(e, "/");
-	struct attach_req req = { "slurm.7", NULL, 0, &pid, 1, &big, 1, NULL, 0, false };
+	struct attach_req req = { "slurm.7", NULL, 0, &pid, 1, &big, 1, NULL, 0, false, NULL };
 	assert_int_equal(pool_attach_req(e->pool, &req, &s, &bad), 0);
 	assert_string_equal(mem_max(e, s->name), "536870912");
 	snprintf(pids_before, sizeof(pids_before), "%s", pids_max(e, s->name));
 	/* the kernel refuses a limit below what the run uses (EBUSY on v1) */
 	cgsim_fail(e->sim, CGSIM_OP_WRITE, hybrid(e) ? "*/memory.limit_in_bytes" : "*/memory.max", -EBUSY, 1);
 	pid2 = spawn(e, "/");
-	req = (struct attach_req){ "slurm.7", NULL, 0, &pid2, 1, lim, 2, NULL, 0, false };
+	const struct conf_res *refused = NULL;
+	req = (struct attach_req){ "slurm.7", NULL, 0, &pid2, 1, lim, 2, NULL, 0, false, &refused };
 	assert_int_equal(pool_attach_req(e->pool, &req, &s, &bad), -EBUSY);
+	assert_ptr_equal(refused, &lim[1]); /* the caller hears which limit */
 	s = pool_find(e->pool, "slurm.7");
 	assert_int_equal(s->state, SLOT_RUNNING);
 	assert_string_equal(mem_max(e, s->name), "536870912");
 	assert_string_equal(pids_max(e, s->name), pids_before);
 	assert_int_equal(s->run_limits, pool_resource_bit("memory.max"));
 	/* the same limit again goes through and changes nothing */
-	req = (struct attach_req){ "slurm.7", NULL, 0, &pid2, 1, &big, 1, NULL, 0, false };
+	req = (struct attach_req){ "slurm.7", NULL, 0, &pid2, 1, &big, 1, NULL, 0, false, NULL };
 	assert_int_equal(pool_attach_req(e->pool, &req, &s, &bad), 0);
 	assert_string_equal(mem_max(e, s->name), "536870912");
 }
@@ -1001,22 +1003,22 @@ static void test_job_tenant(void **state)
 
 	env_start(e);
 	t1 = spawn(e, "/");
-	struct attach_req req = { "slurm.9", NULL, 0, &t1, 1, NULL, 0, "slurm:9:0", h1, false };
+	struct attach_req req = { "slurm.9", NULL, 0, &t1, 1, NULL, 0, "slurm:9:0", h1, false, NULL };
 	assert_int_equal(pool_attach_req(e->pool, &req, &s, &bad), 0);
 	assert_string_equal(pool_tenant_job(s), "slurm:9:0");
 	assert_int_equal(pool_tenant_holders(s), 1);
 	/* another job, or none, with the same key: refused, whoever asks */
 	other = spawn(e, "/");
-	req = (struct attach_req){ "slurm.9", NULL, 0, &other, 1, NULL, 0, "slurm:10:0", 0, false };
+	req = (struct attach_req){ "slurm.9", NULL, 0, &other, 1, NULL, 0, "slurm:10:0", 0, false, NULL };
 	assert_int_equal(pool_attach_req(e->pool, &req, &s, &bad), -EADDRINUSE);
-	req = (struct attach_req){ "slurm.9", NULL, 0, &other, 1, NULL, 0, NULL, 0, false };
+	req = (struct attach_req){ "slurm.9", NULL, 0, &other, 1, NULL, 0, NULL, 0, false, NULL };
 	assert_int_equal(pool_attach_req(e->pool, &req, &s, &bad), -EADDRINUSE);
 	s = pool_find(e->pool, "slurm.9");
 	assert_int_equal(s->runs, 1);
 	/* a second step of the same job: another holder */
 	h2 = spawn(e, "/");
 	t2 = spawn(e, "/");
-	req = (struct attach_req){ "slurm.9", NULL, 0, &t2, 1, NULL, 0, "slurm:9:0", h2, false };
+	req = (struct attach_req){ "slurm.9", NULL, 0, &t2, 1, NULL, 0, "slurm:9:0", h2, false, NULL };
 	assert_int_equal(pool_attach_req(e->pool, &req, &s, &bad), 0);
 	assert_int_equal(pool_tenant_holders(s), 2);
 	/* the tenant survives a restart of the daemon */
@@ -1037,7 +1039,7 @@ static void test_job_tenant(void **state)
 	assert_null(pool_tenant_job(s));
 	assert_int_equal(kill(t1, 0) == 0 && kill(t2, 0) == 0, 0);
 	/* now another job may have the key */
-	req = (struct attach_req){ "slurm.9", NULL, 0, &other, 1, NULL, 0, "slurm:10:0", 0, false };
+	req = (struct attach_req){ "slurm.9", NULL, 0, &other, 1, NULL, 0, "slurm:10:0", 0, false, NULL };
 	assert_int_equal(pool_attach_req(e->pool, &req, &s, &bad), 0);
 	assert_int_equal(s->runs, 2);
 }

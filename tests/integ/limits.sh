@@ -1,0 +1,61 @@
+#!/bin/sh
+# A run's limits are never lost: an Attach whose limit the kernel refuses
+# (on cgroup v1 a memory limit below what the run uses and cannot reclaim:
+# EBUSY) fails with the reason, moves no process, and leaves the running
+# run's limits as they were, its processes running; a later Attach with a
+# limit that fits applies it. On cgroup v2 the kernel never refuses a lower
+# memory.max (it reclaims or OOM-kills to meet it), so there the refusal is
+# checked with a limit the slot's hierarchy cannot take.
+. "${top_srcdir:-.}/tests/integ/lib.sh"
+command -v python3 > /dev/null || skip "python3 not found (the memory user of this test)"
+
+write_config "[pool]
+warm = 1"
+start_daemon
+
+# a process that, once in the slot (v1 charges a page to the cgroup of the
+# process that touched it first, and a move takes no charge along), holds
+# 64 MiB of anonymous memory (no swap to push it to)
+python3 -c 'import os, time, sys
+while not os.path.exists(sys.argv[1]): time.sleep(0.05)
+b = bytearray(64 << 20)
+for i in range(0, len(b), 4096): b[i] = 1
+open(sys.argv[2], "w").close()
+time.sleep(120)' "$T_DIR/user.go" "$T_DIR/user.ready" 9>&- &
+user=$!
+sleep 300 9>&- &
+other=$!
+limit_file() {
+	p=$("$CGPOOLCTL" --json status kept | json path)
+	if [ -f "$p/memory.limit_in_bytes" ]; then cat "$p/memory.limit_in_bytes"; else cat "$p/memory.max"; fi
+}
+in_slot() { grep -q "$("$CGPOOLCTL" --json status kept | json path | sed "s|^$T_MEMMNT||")\$" "/proc/$1/cgroup"; }
+
+"$CGPOOLCTL" attach kept --limit memory.max=512M "$user" > /dev/null
+check "the run's limit is 512 MiB ($(limit_file))" test "$(limit_file)" = 536870912
+touch "$T_DIR/user.go"
+wait_for 10 test -f "$T_DIR/user.ready" || fail "the memory user did not start"
+
+if [ "$T_MEMORY" = v1 ]; then
+	"$CGPOOLCTL" attach kept --limit memory.max=16M "$other" > /dev/null 2> "$T_DIR/refused.err"
+	rc=$?
+	echo "an Attach with 16 MiB under 64 MiB used: rc $rc: $(cat "$T_DIR/refused.err")"
+	check "an Attach whose limit the kernel refuses fails (rc $rc)" test $rc -ne 0
+	check "... with the reason" grep -qi "busy\|memory.max" "$T_DIR/refused.err"
+	check "the running run's limit is still 512 MiB ($(limit_file))" test "$(limit_file)" = 536870912
+	check "the running run's process still runs" kill -0 "$user"
+	check "the refused Attach moved no process" sh -c "! grep -q '$("$CGPOOLCTL" --json status kept | json path | sed "s|^$T_MEMMNT||")\$' /proc/$other/cgroup"
+	grep -q "limits of the run are as before the attach\|limit memory.max = 16M" "$T_DIR/daemon.log" ||
+		fail "the daemon's log does not say the limit was refused"
+else
+	echo "cgroup v2: the kernel meets a lower memory.max by reclaim or OOM kill, never refuses it"
+	"$CGPOOLCTL" attach kept --limit memory.max=lots "$other" > /dev/null 2> "$T_DIR/refused.err"
+	check "an Attach with a limit that is no size fails" test $? -ne 0
+	check "the running run's limit is still 512 MiB ($(limit_file))" test "$(limit_file)" = 536870912
+fi
+"$CGPOOLCTL" attach kept --limit memory.max=256M "$other" > /dev/null
+check "an Attach with a limit that fits applies it ($(limit_file))" test "$(limit_file)" = 268435456
+check "... and moves its process" in_slot "$other"
+kill "$user" "$other" 2> /dev/null
+wait "$user" "$other" 2> /dev/null
+finish
