@@ -133,7 +133,10 @@ wait_for 10 field_is "slurm.$vid" state running || fail "slurm.$vid is not runni
 vlimit=$(limit_of "slurm.$vid")
 vmemcg=$(sed -n 's/^[0-9]*:memory://p' "/proc/$(pgrep -f '^sleep 61$' | head -n 1)/cgroup")
 chmod 755 "$T_DIR"
-hmemcg=$(SLURM_ARRAY_JOB_ID=$arr SLURM_ARRAY_TASK_ID=7 \
+# (and the daemon's socket, root's uid and name: none of them is read from
+# the job's environment)
+hmemcg=$(SLURM_ARRAY_JOB_ID=$arr SLURM_ARRAY_TASK_ID=7 CGPOOL_SOCKET=/nonexistent/cgpool.sock \
+	SLURM_JOB_UID=0 SLURM_JOB_USER=root SLURM_JOB_GID=0 SLURM_STEP_ID=0 \
 	setpriv --reuid=65534 --regid=65534 --clear-groups srun -Q --mem=64M sh -c 'sed -n "s/^[0-9]*:memory://p" /proc/self/cgroup')
 echo "victim slurm.$vid: $vmemcg, limit $vlimit; nobody with its array ids: $hmemcg"
 check "nobody with SLURM_ARRAY_* of root's running task: a slot of its own" \
