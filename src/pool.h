@@ -34,8 +34,9 @@ struct holder {
 	struct slot *slot;
 	pid_t pid;
 	uint64_t start;   /* /proc/PID/stat starttime: a reused pid is not it */
-	int pidfd;        /* -1 while not watched (restored, not yet resumed) */
+	int pidfd;        /* -1 while not watched (restored, not yet resumed), or polled */
 	ev_io io;
+	ev_timer poll;    /* a kernel without pidfd_open (before 5.3): looked at every second */
 };
 
 /* The job a slot's run belongs to: one at a time per key */
@@ -143,6 +144,10 @@ unsigned pool_tenant_holders(const struct slot *s);
 int pool_tenant_restored(struct slot *s, const char *job, bool release, bool ending);
 int pool_tenant_restored_holder(struct slot *s, pid_t pid, uint64_t start);
 void pool_tenant_free(struct slot *s);
+/* pidfd_open(2) for the holders (-1 and errno ENOSYS: polled instead);
+ * replaced by tests to stand for a kernel without it */
+extern int (*pool_tenant_pidfd_open)(pid_t pid);
+int pool_tenant_pidfd_open_default(pid_t pid);
 
 /* The resource keys limits may name, by bit of slot.run_limits: NULL past
  * the last; pool_resource_bit is 0 for a name that is not one. */

@@ -28,8 +28,9 @@
 
 #define KILL_ROUND_S 0.05 /* without cgroup.kill: SIGKILL again this often */
 #define KILL_ROUNDS 200   /* ... for at most 10 s */
+#define HOLDER_POLL_S 1.0 /* without pidfd_open: a holder is looked at this often */
 
-static int pidfd_of(pid_t pid)
+int pool_tenant_pidfd_open_default(pid_t pid)
 {
 #ifdef SYS_pidfd_open
 	return (int)syscall(SYS_pidfd_open, pid, 0);
@@ -39,6 +40,7 @@ static int pidfd_of(pid_t pid)
 	return -1;
 #endif
 }
+int (*pool_tenant_pidfd_open)(pid_t pid) = pool_tenant_pidfd_open_default;
 
 static struct tenant *tenant_new(struct slot *s)
 {
@@ -59,7 +61,15 @@ static void holder_free(struct pool *p, struct holder *h)
 			ev_io_stop(p->loop, &h->io);
 		close(h->pidfd);
 	}
+	if (p)
+		ev_timer_stop(p->loop, &h->poll);
 	free(h);
+}
+
+/* is the holder being watched, by its pidfd or by polling? */
+static bool holder_watched(const struct holder *h)
+{
+	return h->pidfd >= 0 || ev_is_active(&h->poll);
 }
 
 void pool_tenant_free(struct slot *s)
@@ -193,13 +203,37 @@ static void holder_cb(struct ev_loop *loop, ev_io *w, int revents)
 	holder_gone(h->slot, h);
 }
 
+/* without pidfd_open: the holder is gone when its pid is, or is another
+ * process's */
+static void holder_poll_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct holder *h = w->data;
+	uint64_t start;
+
+	(void)loop;
+	(void)revents;
+	if (proc_start_time(h->pid, &start) < 0 || start != h->start)
+		holder_gone(h->slot, h);
+}
+
 static int holder_watch(struct pool *p, struct holder *h)
 {
+	static bool told;
 	uint64_t start;
 
 	if (proc_start_time(h->pid, &start) < 0 || start != h->start)
 		return -ESRCH;
-	h->pidfd = pidfd_of(h->pid);
+	h->pidfd = pool_tenant_pidfd_open(h->pid);
+	if (h->pidfd < 0 && errno == ENOSYS) {
+		if (!told)
+			log_info("no pidfd_open(2) on this kernel: the holders of jobs are looked at every %.0f s",
+				 HOLDER_POLL_S);
+		told = true;
+		ev_timer_init(&h->poll, holder_poll_cb, HOLDER_POLL_S, HOLDER_POLL_S);
+		h->poll.data = h;
+		ev_timer_start(p->loop, &h->poll);
+		return 0;
+	}
 	if (h->pidfd < 0)
 		return -errno;
 	/* the pid may have been reused between the two looks */
@@ -229,6 +263,7 @@ static struct holder *holder_add(struct slot *s, pid_t pid, uint64_t start)
 	h->pid = pid;
 	h->start = start;
 	h->pidfd = -1;
+	ev_timer_init(&h->poll, holder_poll_cb, HOLDER_POLL_S, HOLDER_POLL_S);
 	h->next = t->holders;
 	t->holders = h;
 	t->nholders++;
@@ -263,7 +298,7 @@ int pool_tenant_bind(struct slot *s, const char *job, pid_t hold, bool release)
 	h = holder_add(s, hold, start);
 	if (!h)
 		return -ENOMEM;
-	if (h->pidfd >= 0)
+	if (holder_watched(h))
 		return 0;
 	r = holder_watch(s->pool, h);
 	if (r < 0) {
@@ -321,7 +356,7 @@ void pool_tenant_resume(struct slot *s)
 		return;
 	for (pp = &t->holders; *pp;) {
 		struct holder *h = *pp;
-		if (h->pidfd < 0 && holder_watch(s->pool, h) < 0) {
+		if (!holder_watched(h) && holder_watch(s->pool, h) < 0) {
 			*pp = h->next;
 			t->nholders--;
 			holder_free(s->pool, h);

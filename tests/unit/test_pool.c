@@ -1044,6 +1044,37 @@ static void test_job_tenant(void **state)
 	assert_int_equal(s->runs, 2);
 }
 
+static int no_pidfd_open(pid_t pid)
+{
+	(void)pid;
+	errno = ENOSYS;
+	return -1;
+}
+
+/* A kernel without pidfd_open (before 5.3): holders are looked at every
+ * second; the job still ends when the last one exits, strays killed. */
+static void test_job_tenant_polled(void **state)
+{
+	struct env *e = *state;
+	pid_t h1 = spawn(e, "/"), t1, bad = 0;
+	struct slot *s = NULL;
+
+	pool_tenant_pidfd_open = no_pidfd_open;
+	env_start(e);
+	t1 = spawn(e, "/");
+	struct attach_req req = { "slurm.11", NULL, 0, &t1, 1, NULL, 0, "slurm:11:0", h1, false, NULL };
+	assert_int_equal(pool_attach_req(e->pool, &req, &s, &bad), 0);
+	assert_int_equal(pool_tenant_holders(s), 1);
+	pump(e, 1.2);
+	assert_int_equal(s->state, SLOT_RUNNING); /* the holder lives: the job goes on */
+	assert_int_equal(cgsim_exit(e->sim, h1), 0);
+	assert_non_null(pump_until(e, "slurm.11", SLOT_IDLE, 4.0));
+	assert_true(s->released);
+	assert_null(pool_tenant_job(s));
+	assert_int_equal(kill(t1, 0) == 0, 0);
+	pool_tenant_pidfd_open = pool_tenant_pidfd_open_default;
+}
+
 /* A released key's slot is the first recycled for new keys, instead of a
  * mkdir; until a new key needs it, the key lands in it again (a requeued
  * job). */
@@ -1108,6 +1139,7 @@ int main(void)
 		BOTH(test_run_limits),
 		BOTH(test_limit_kept),
 		BOTH(test_job_tenant),
+		BOTH(test_job_tenant_polled),
 		BOTH(test_release_recycles_first),
 	};
 
