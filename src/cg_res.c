@@ -46,20 +46,33 @@ static int slot_write(struct cg *cg, int h, const char *name, const char *file, 
 	return r < 0 ? r : cg_write(cg, path, s);
 }
 
-/* a v1 byte count of a slot's file; a value at or above V1_NO_LIMIT is no
- * limit (the kernel shows "no limit" as 9223372036854771712) */
+/* a v1 byte count at or above this is no limit (the kernel shows "no
+ * limit" as 9223372036854771712) */
 #define V1_NO_LIMIT (1ULL << 62)
-static int slot_read_bytes(struct cg *cg, int h, const char *name, const char *file, uint64_t *out)
-{
-	char path[PATH_MAX], buf[64];
-	int r = cg_hpath(cg, h, name, file, path);
 
-	if (r == 0)
-		r = cg_read(cg, path, buf, sizeof(buf));
+/* a number (or "max") in a cgroup file */
+static int read_u64(struct cg *cg, const char *path, uint64_t *out)
+{
+	char buf[64];
+	int r = cg_read(cg, path, buf, sizeof(buf));
+
 	if (r < 0)
 		return r;
 	buf[strcspn(buf, "\n")] = '\0';
+	if (strcmp(buf, "max") == 0) {
+		*out = UINT64_MAX;
+		return 0;
+	}
 	return parse_uint(buf, 0, UINT64_MAX, out);
+}
+
+/* a number in a slot's file */
+static int slot_read_bytes(struct cg *cg, int h, const char *name, const char *file, uint64_t *out)
+{
+	char path[PATH_MAX];
+	int r = cg_hpath(cg, h, name, file, path);
+
+	return r < 0 ? r : read_u64(cg, path, out);
 }
 
 static int slot_write_bytes(struct cg *cg, int h, const char *name, const char *file, uint64_t v)
@@ -328,21 +341,6 @@ int cg_slot_res_restore(struct cg *cg, const char *name, const struct cg_res_sav
 }
 
 /* ---- memory counters */
-
-static int read_u64(struct cg *cg, const char *path, uint64_t *out)
-{
-	char buf[64];
-	int r = cg_read(cg, path, buf, sizeof(buf));
-
-	if (r < 0)
-		return r;
-	buf[strcspn(buf, "\n")] = '\0';
-	if (strcmp(buf, "max") == 0) {
-		*out = UINT64_MAX;
-		return 0;
-	}
-	return parse_uint(buf, 0, UINT64_MAX, out);
-}
 
 /* key from a flat-keyed file; a missing file or key reads as 0 when optional */
 static int read_key(struct cg *cg, const char *path, const char *key, bool optional, uint64_t *out)

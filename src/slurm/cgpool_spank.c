@@ -159,22 +159,32 @@ static void fail_step(const char *fmt, ...)
 	}
 }
 
+/* the start of a small file (a /proc or cgroup file, one read), NUL-ended;
+ * false when unreadable or empty */
+static bool read_small(const char *path, char *buf, size_t size)
+{
+	ssize_t n = -1;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0) {
+		n = read(fd, buf, size - 1);
+		close(fd);
+	}
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	return true;
+}
+
 /* the parent of pid (its slurmstepd), 0 unknown */
 static pid_t parent_of(pid_t pid)
 {
 	char path[64], buf[1024], *p;
-	ssize_t n = -1;
-	int fd, ppid = 0;
+	int ppid = 0;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		n = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-	}
-	if (n <= 0)
+	if (!read_small(path, buf, sizeof(buf)))
 		return 0;
-	buf[n] = '\0';
 	p = strrchr(buf, ')');
 	if (!p || sscanf(p + 1, " %*c %d", &ppid) != 1)
 		return 0;
@@ -196,16 +206,9 @@ static const char *why(struct cgpool *c, int r)
 static int oom_read(const char *file, uint64_t *out)
 {
 	char buf[1024], *p;
-	ssize_t n = -1;
-	int fd = open(file, O_RDONLY | O_CLOEXEC);
 
-	if (fd >= 0) {
-		n = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-	}
-	if (n <= 0)
+	if (!read_small(file, buf, sizeof(buf)))
 		return -1;
-	buf[n] = '\0';
 	for (p = buf; (p = strstr(p, "oom_kill ")); p++) {
 		if (p == buf || p[-1] == '\n') {
 			*out = strtoull(p + 9, NULL, 10);
@@ -220,21 +223,9 @@ static int oom_read(const char *file, uint64_t *out)
 static bool placed_in(pid_t pid, const char *slot_path)
 {
 	char path[64], buf[4096];
-	bool in = false;
-	ssize_t n = -1;
-	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		n = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-	}
-	if (n > 0 && slot_path) {
-		buf[n] = '\0';
-		in = spank_in_slot(buf, slot_path);
-	}
-	return in;
+	return slot_path && read_small(path, buf, sizeof(buf)) && spank_in_slot(buf, slot_path);
 }
 
 static void oom_start(const char *slot_path)
