@@ -12,9 +12,7 @@
 . "${top_srcdir:-.}/tests/slurm/lib.sh"
 [ "$T_MEMORY" = v1 ] || skip "the beside setup is for nodes with the memory controller on cgroup v1"
 slurm_have
-[ -f "$S_BUILT_PLUGINS/cgpool.so" ] && [ -f "$S_BUILT_PLUGINS/task_cgpool.so" ] ||
-	skip "the plug-ins were not built (configure found no slurm/spank.h)"
-slurm_sys_plugindir > /dev/null || skip "Slurm's own plug-ins (task_affinity.so) not found"
+slurm_have_plugins
 for c in cpuset freezer devices; do
 	awk -v c="$c" '$3 == "cgroup" && $4 ~ "(^|,)" c "(,|$)" { f = 1 } END { exit !f }' /proc/mounts ||
 		skip "no v1 $c hierarchy (Slurm's task/cgroup and proctrack/cgroup need it)"
@@ -23,12 +21,6 @@ command -v python3 > /dev/null || skip "python3 not found (the memory hog of the
 N=${CGPOOL_SLURM_BESIDE_JOBS:-100}
 WARM=2
 
-status_of() { "$CGPOOLCTL" --json status "$1" | json "$2"; }
-created() { grep -c "created, warm" "$T_DIR/daemon.log"; }
-field_is() { test "$(status_of "$1" "$2" 2> /dev/null)" = "$3"; }
-strays() { pgrep -fc "^sleep $1\$" 2> /dev/null || true; }
-job_state() { scontrol -o show job "$1" | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p'; }
-hog() { echo "import sys; b = bytearray($1 << 20); [b.__setitem__(i, 1) for i in range(0, len(b), 4096)]; sys.exit(0)"; }
 # cgpool lines at error level in slurmd's log
 plugin_errors() { grep -c "error: cgpool" "$S_DIR/slurmd.log" 2> /dev/null || true; }
 

@@ -14,28 +14,17 @@
 . "${top_srcdir:-.}/tests/integ/lib.sh"
 . "${top_srcdir:-.}/tests/slurm/lib.sh"
 slurm_have
-[ -f "$S_BUILT_PLUGINS/cgpool.so" ] && [ -f "$S_BUILT_PLUGINS/task_cgpool.so" ] ||
-	skip "the plug-ins were not built (configure found no slurm/spank.h)"
-slurm_sys_plugindir > /dev/null || skip "Slurm's own plug-ins (task_affinity.so) not found"
+slurm_have_plugins
 command -v python3 > /dev/null || skip "python3 not found (the memory hog of the OOM checks)"
 N=${CGPOOL_SLURM_JOBS:-200}
 WARM=2
 
-# status_of KEY FIELD: a field of the key's slot (the first occurrence)
-status_of() { "$CGPOOLCTL" --json status "$1" | json "$2"; }
-created() { grep -c "created, warm" "$T_DIR/daemon.log"; }
-# for wait_for: the key's field is VALUE now
-field_is() { test "$(status_of "$1" "$2" 2> /dev/null)" = "$3"; }
 # the v1 or v2 memory limit of the key's slot, in bytes
 limit_of() {
 	l_p=$(status_of "$1" path)
 	cat "$l_p/memory.limit_in_bytes" 2> /dev/null || cat "$l_p/memory.max"
 }
-# strays MARK: how many processes run "sleep MARK"
-strays() { pgrep -fc "^sleep $1\$" 2> /dev/null || true; }
-job_state() { scontrol -o show job "$1" | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p'; }
 node_state() { sinfo -h -N -o %t | head -n 1; }
-hog() { echo "import sys; b = bytearray($1 << 20); [b.__setitem__(i, 1) for i in range(0, len(b), 4096)]; sys.exit(0)"; }
 
 # a step that outlives the daemon's idle connections (1 s here) is released
 # at its end all the same: no connection lives across a step

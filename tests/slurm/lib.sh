@@ -78,6 +78,26 @@ slurm_have() {
 	done
 }
 
+# slurm_have_plugins: cgpool's plug-ins and Slurm's own, or skip with the reason
+slurm_have_plugins() {
+	[ -f "$S_BUILT_PLUGINS/cgpool.so" ] && [ -f "$S_BUILT_PLUGINS/task_cgpool.so" ] ||
+		skip "the plug-ins were not built (configure found no slurm/spank.h)"
+	slurm_sys_plugindir > /dev/null || skip "Slurm's own plug-ins (task_affinity.so) not found"
+}
+
+# status_of KEY FIELD: a field of the key's slot (the first occurrence)
+status_of() { "$CGPOOLCTL" --json status "$1" | json "$2"; }
+# created: how many slots the daemon made so far (its log)
+created() { grep -c "created, warm" "$T_DIR/daemon.log"; }
+# for wait_for: the key's field is VALUE now
+field_is() { test "$(status_of "$1" "$2" 2> /dev/null)" = "$3"; }
+# strays MARK: how many processes run "sleep MARK"
+strays() { pgrep -fc "^sleep $1\$" 2> /dev/null || true; }
+# job_state JOBID: Slurm's state of the job (RUNNING, OUT_OF_MEMORY, ...)
+job_state() { scontrol -o show job "$1" | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p'; }
+# hog MIB: a python3 program that touches MIB MiB of memory and exits 0
+hog() { echo "import sys; b = bytearray($1 << 20); [b.__setitem__(i, 1) for i in range(0, len(b), 4096)]; sys.exit(0)"; }
+
 # slurm_free_port: a TCP port nobody listens on (and not handed out before)
 slurm_free_port() {
 	while :; do

@@ -353,25 +353,41 @@ static void test_extern(void **state)
 	assert_string_equal(seen->log, "");
 }
 
+/* stderr into a file of its own (stderr_keep reads it into seen, then removes it) */
+static int stderr_to_file(char *path)
+{
+	int fd = mkstemp(path);
+
+	dup2(fd, 2);
+	return fd;
+}
+
+static void stderr_keep(int fd, const char *path)
+{
+	int n;
+
+	fflush(stderr);
+	n = (int)pread(fd, seen->stderr_text, sizeof(seen->stderr_text) - 1, 0);
+	seen->stderr_text[n > 0 ? n : 0] = '\0';
+	unlink(path);
+}
+
 /* ---- the daemon down: one try for the step, every task fails, task 0 says why */
 static void daemon_down(void)
 {
 	char path[] = "/tmp/cgpool-spank-XXXXXX";
-	int fd = mkstemp(path), n;
+	int fd;
 
 	step_of(8, 1000, 0, 3);
 	fake.connect_rc = -ECONNREFUSED;
 	slurm_spank_init(NULL, 0, NULL);
 	seen->rc[0] = post_fork_all();
-	dup2(fd, 2);
+	fd = stderr_to_file(path);
 	for (int t = 0; t < 3; t++) {
 		fake.task_id = t;
 		seen->rc[1 + t] = slurm_spank_task_init(NULL, 0, NULL);
 	}
-	fflush(stderr);
-	n = (int)pread(fd, seen->stderr_text, sizeof(seen->stderr_text) - 1, 0);
-	seen->stderr_text[n > 0 ? n : 0] = '\0';
-	unlink(path);
+	stderr_keep(fd, path);
 }
 
 static void test_daemon_down(void **state)
@@ -394,20 +410,17 @@ static void test_daemon_down(void **state)
 static void refused(void)
 {
 	char path[] = "/tmp/cgpool-spank-XXXXXX";
-	int fd = mkstemp(path), n;
+	int fd;
 
 	step_of(9, 1000, 0, 1);
 	fake.attach_rc = -EREMOTEIO;
 	fake.refusal = "key slurm.9 runs another job (slurm:4:0)";
 	slurm_spank_init(NULL, 0, NULL);
 	post_fork_all();
-	dup2(fd, 2);
+	fd = stderr_to_file(path);
 	fake.task_id = 0;
 	seen->rc[0] = slurm_spank_task_init(NULL, 0, NULL);
-	fflush(stderr);
-	n = (int)pread(fd, seen->stderr_text, sizeof(seen->stderr_text) - 1, 0);
-	seen->stderr_text[n > 0 ? n : 0] = '\0';
-	unlink(path);
+	stderr_keep(fd, path);
 }
 
 static void test_refused(void **state)
