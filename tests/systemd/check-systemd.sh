@@ -5,7 +5,8 @@
 # run-systemd-vm.sh, and runs there the payloads smoke.sh (the harness:
 # systemd up on cgroup v2, the shipped units start the daemon) and
 # survive.sh (jobs survive restart, stop, SIGKILL and a watchdog abort of
-# the daemon; reload with a bad config).
+# the daemon; reload with a bad config) and slurm.sh (Slurm on the v2 node:
+# Slurm's own cgroups, then conf/slurm/v2/).
 # CGPOOL_VM=no skips it. Exit: 1 when a payload failed on some kernel, else
 # 77 when some kernel or the image could not be had (reason printed), else 0.
 set -u
@@ -16,5 +17,5 @@ here=$(cd "$(dirname "$0")" && pwd)
 [ $# -gt 0 ] || set -- ${CGPOOL_VM_KERNEL:-stable unstable}
 
 . "$here/../vm/results.sh"
-run_kernel() { sh "$here/run-systemd-vm.sh" "$1" "$here/smoke.sh" "$here/survive.sh"; }
+run_kernel() { sh "$here/run-systemd-vm.sh" "$1" "$here/smoke.sh" "$here/survive.sh" "$here/slurm.sh"; }
 vm_each_kernel check-systemd run_kernel "$@"

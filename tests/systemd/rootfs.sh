@@ -21,10 +21,12 @@
 # bad usage.
 set -u
 
-VERSION=1
-# systemd as PID 1, and what cgpoold (libev, inih, jansson, libsystemd,
-# libcgroup) and the tests (procps, util-linux) need at run time
-PACKAGES="systemd systemd-sysv dbus libev4 libinih1 libjansson4 libsystemd0 libcgroup2 procps util-linux"
+VERSION=2
+# systemd as PID 1, what cgpoold (libev, inih, jansson, libsystemd,
+# libcgroup) and the tests (procps, util-linux) need at run time, and a
+# one-node Slurm (slurm-wlm: slurmctld, slurmd, the clients; munge) for the
+# Slurm payload, iproute2 for its address (below)
+PACKAGES="systemd systemd-sysv dbus libev4 libinih1 libjansson4 libsystemd0 libcgroup2 procps util-linux slurm-wlm munge iproute2"
 # free space left in the image for the tests' files (MiB)
 SPARE_MB=${CGPOOL_ROOTFS_SPARE_MB:-384}
 
@@ -148,6 +150,14 @@ printf '[Journal]\nStorage=volatile\nForwardToConsole=no\n' > "$R/etc/systemd/jo
 # nothing that names the mirror stays in the image, nor what only apt needs
 rm -f "$R/etc/apt/sources.list" "$R"/etc/apt/sources.list.d/*
 rm -rf "$R"/var/lib/apt/lists/* "$R"/var/cache/apt/* "$R"/var/log/* "$R/debootstrap"
+# the log directories the packages' daemons need (removed with /var/log/*
+# above, made by the packages' postinst only): munged does not start without
+# its own
+if [ -d "$R/etc/munge" ]; then
+	mkdir -p "$R/var/log/munge" "$R/var/log/slurm" &&
+		chroot "$R" chown munge:munge /var/log/munge && chmod 700 "$R/var/log/munge" ||
+		skip "cannot make /var/log/munge in the image"
+fi
 rm -rf "$R"/usr/share/doc/* "$R"/usr/share/man/* "$R"/usr/share/info/* \
 	"$R"/usr/share/locale/* "$R"/usr/share/lintian "$R"/usr/share/bug
 host=$(echo "$MIRROR" | sed -n 's|^[a-z+]*://\([^/:]*\).*|\1|p')

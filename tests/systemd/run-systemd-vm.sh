@@ -35,7 +35,7 @@
 # console by `VMTEST-BEGIN NAME` and `VMTEST NAME EXIT-CODE`; then the VM
 # powers off.
 #
-# Knobs: CGPOOL_VM_MEM (MiB, 1024), CGPOOL_VM_TEST_TIMEOUT (s per payload,
+# Knobs: CGPOOL_VM_MEM (MiB, 1024), CGPOOL_VM_CPUS (2), CGPOOL_VM_TEST_TIMEOUT (s per payload,
 # 240), CGPOOL_VM_TIMEOUT (s for the whole VM; 120 + the payloads' share),
 # CGPOOL_VM_LOG (keep the console log there), CGPOOL_VM_KEEP=1 (keep the work
 # directory), CGPOOL_VM_QEMU_ARGS, CGPOOL_VM_APPEND (more kernel arguments),
@@ -207,7 +207,7 @@ VM_TIMEOUT=${CGPOOL_VM_TIMEOUT:-$((120 + $# * TEST_TIMEOUT))}
 LOG=$WORK/console.log
 say "booting $RELEASE with systemd, payloads:$NAMES (timeout ${VM_TIMEOUT}s)"
 t0=$(date +%s)
-timeout -k 10 "$VM_TIMEOUT" qemu-system-x86_64 -accel tcg -m "${CGPOOL_VM_MEM:-1024}" \
+timeout -k 10 "$VM_TIMEOUT" qemu-system-x86_64 -accel tcg -m "${CGPOOL_VM_MEM:-1024}" -smp "${CGPOOL_VM_CPUS:-2}" \
 	-nodefaults -nographic -no-reboot -monitor none -serial stdio -nic none \
 	-kernel "$KDIR/vmlinuz" -initrd "$WORK/initrd.gz" \
 	-append "console=ttyS0 quiet panic=-1 systemd.unified_cgroup_hierarchy=1 systemd.show_status=false ${CGPOOL_VM_APPEND:-}" \

@@ -1,0 +1,211 @@
+#!/bin/sh
+# slurm.sh - a run-systemd-vm.sh payload: Slurm on a cgroup v2 node under
+# systemd (Debian 12's 252 and Slurm 22.05, one node on loopback), with
+# munge, slurmctld and slurmd as the packages' systemd services and cgpoold
+# from the shipped units (its slots in cgpoold-slots.scope).
+#
+# First Slurm's own confinement (proctrack/cgroup + task/cgroup with
+# ConstrainRAMSpace=yes, its cgroup/v2 plug-in): the baseline, SLURM_VM_JOBS
+# (100) short jobs each leave the groups Slurm made for them dying on a
+# kernel without LRU reparenting (before 7.1), about 4 a job. Then the setup
+# conf/slurm/v2/ as it ships (its slurm.conf.part, cgroup.conf and
+# plugstack.conf): the same jobs run in the job's slot, add at most 1 dying
+# memcg and make no more slots than warm + the jobs running at once; --mem is
+# the job's limit on its slot (--mem=64M allocating 256 MiB is
+# OUT_OF_MEMORY, --mem=512M completes).
+. "${top_srcdir:-/src}/tests/systemd/lib.sh"
+
+CG=/sys/fs/cgroup
+N=${SLURM_VM_JOBS:-100}
+WARM=2
+SETUP=$SRC/conf/slurm/v2
+skip() { echo "SKIP: $T_NAME: $*"; exit 77; }
+for b in slurmctld slurmd srun sbatch scontrol sinfo munged; do
+	command -v $b > /dev/null || skip "$b not in the image (rootfs.sh installs slurm-wlm and munge)"
+done
+PLUGDIR=$(dirname "$(ls /usr/lib/*/slurm-wlm/task_affinity.so 2> /dev/null | head -n 1)")
+[ -f "$PLUGDIR/cgpool.so" ] && [ -f "$PLUGDIR/task_cgpool.so" ] ||
+	skip "cgpool's Slurm plug-ins are not installed in $PLUGDIR (the build found no slurm/spank.h)"
+[ -f "$SETUP/slurm.conf.part" ] || skip "no $SETUP"
+timeout 60 systemctl is-system-running --wait > /dev/null 2>&1
+# no Slurm client waits for ever
+srun() { timeout 120 /usr/bin/srun "$@"; }
+
+dying() { sed -n 's/^nr_dying_descendants //p' "$CG/cgroup.stat"; }
+node_state() { timeout 20 sinfo -h -N -o %t 2> /dev/null | head -n 1; }
+job_state() { scontrol -o show job "$1" | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p'; }
+status_of() { "$CGPOOLCTL" --json status "$1" | json "$2"; }
+created() { journalctl -q -o cat -u cgpoold.service | grep -c "created, warm"; }
+# the kernel reparents an offline memcg's LRU pages (7.1 and later)
+reparents() {
+	set -- $(uname -r | sed 's/^\([0-9]*\)\.\([0-9]*\).*/\1 \2/')
+	[ "$1" -gt 7 ] || { [ "$1" = 7 ] && [ "$2" -ge 1 ]; }
+}
+logs() {
+	show journalctl -q -o cat -n 30 -u munge -u slurmctld -u slurmd -u cgpoold
+	show tail -n 30 /var/log/slurm/slurmctld.log /var/log/slurm/slurmd.log
+}
+
+# ---- an IPv4 address besides 127.0.0.1: the guest has no network, and
+# Slurm resolves every address (its own listening one too) with getaddrinfo's
+# AI_ADDRCONFIG, which answers nothing on a machine with loopback alone
+command -v ip > /dev/null || skip "no ip (iproute2) in the image"
+ip addr add 127.0.1.1/8 dev lo 2> /dev/null
+check "lo has 127.0.1.1 (Slurm's getaddrinfo needs an address besides 127.0.0.1)" \
+	sh -c 'ip -4 addr show dev lo | grep -q "inet 127.0.1.1/"'
+
+# ---- munge and cgpoold from their units
+check "munge.service started" systemctl start munge.service ||
+	{ logs; finish; exit 1; }
+systemctl stop cgpoold.socket cgpoold.service 2> /dev/null
+mkdir -p /etc/cgpool
+cat > /etc/cgpool/cgpool.conf << EOC
+[pool]
+warm = $WARM
+idle_timeout = 1h
+EOC
+check "cgpoold.socket started" systemctl start cgpoold.socket
+check "cgpoold answers" timeout 30 "$CGPOOLCTL" health
+
+# ---- slurm.conf: the node as slurmd -C sees it, one partition; VARIANT's
+# plug-ins; cgroup.conf and plugstack.conf
+NODE=$(timeout 30 slurmd -C 2> /dev/null | sed -n 's/^NodeName=[^ ]* //p' | head -n 1)
+[ -n "$NODE" ] || skip "slurmd -C did not describe this node"
+mkdir -p /etc/slurm /var/spool/slurmctld /var/spool/slurmd /var/log/slurm
+slurm_conf() {
+	case $1 in
+	slurm-cgroup)
+		plugins="ProctrackType=proctrack/cgroup
+TaskPlugin=task/cgroup,task/affinity
+JobAcctGatherType=jobacct_gather/cgroup"
+		printf 'CgroupPlugin=cgroup/v2\nConstrainCores=yes\nConstrainRAMSpace=yes\nConstrainDevices=yes\n' > /etc/slurm/cgroup.conf
+		: > /etc/slurm/plugstack.conf
+		;;
+	v2)
+		plugins=$(grep -v '^#' "$SETUP/slurm.conf.part")
+		cp "$SETUP/cgroup.conf" "$SETUP/plugstack.conf" /etc/slurm/
+		;;
+	esac
+	cat > /etc/slurm/slurm.conf << EOC
+ClusterName=vm
+SlurmctldHost=$(hostname -s)(127.0.0.1)
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+CredType=cred/munge
+StateSaveLocation=/var/spool/slurmctld
+SlurmdSpoolDir=/var/spool/slurmd
+SlurmctldPidFile=/run/slurmctld.pid
+SlurmdPidFile=/run/slurmd.pid
+SlurmctldLogFile=/var/log/slurm/slurmctld.log
+SlurmdLogFile=/var/log/slurm/slurmd.log
+$plugins
+SchedulerType=sched/backfill
+SchedulerParameters=batch_sched_delay=0,sched_interval=2
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core_Memory
+DefMemPerCPU=128
+MpiDefault=none
+ReturnToService=2
+MinJobAge=10
+KillWait=5
+InactiveLimit=0
+AccountingStorageType=accounting_storage/none
+JobCompType=jobcomp/none
+MailProg=/bin/true
+NodeName=$(hostname -s) NodeAddr=127.0.0.1 $NODE State=UNKNOWN
+PartitionName=test Nodes=ALL Default=YES MaxTime=INFINITE State=UP
+EOC
+}
+
+# slurm_up VARIANT: the cluster with VARIANT's plug-ins, the node idle
+# (0), or the logs shown (1)
+slurm_up() {
+	systemctl stop slurmd slurmctld 2> /dev/null
+	slurm_conf "$1"
+	rm -f /var/log/slurm/*.log
+	echo "starting slurmctld and slurmd with $1"
+	systemctl start slurmctld slurmd || { logs; return 1; }
+	# a deadline, not a count of tries: sinfo waits for a slurmctld that
+	# does not answer
+	timeout 60 sh -c 'until [ "$(sinfo -h -N -o %t 2> /dev/null | head -n 1)" = idle ]; do sleep 0.2; done' &&
+		return 0
+	echo "the node is not idle after 60 s (state '$(node_state)')"
+	logs
+	return 1
+}
+
+# jobs VARIANT: N short jobs one after another, each appending 4 KiB to
+# /var/tmp/jobs-VARIANT.log (its page cache charged to the job's memcg);
+# prints the dying memcgs added; fails on the first job that fails
+jobs() {
+	dd if=/dev/urandom of=/var/tmp/4k bs=4096 count=1 2> /dev/null
+	before=$(dying)
+	t0=$(date +%s%N)
+	i=0
+	while [ $i -lt "$N" ]; do
+		srun -Q -N1 -n1 dd if=/var/tmp/4k of="/var/tmp/jobs-$1.log" bs=4096 \
+			oflag=append conv=notrunc status=none 2> /var/tmp/job.err ||
+			{ echo "job $i failed: $(cat /var/tmp/job.err)"; return 1; }
+		i=$((i + 1))
+	done
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	sleep 1
+	echo "$1: $N jobs in $ms ms ($((ms / N)) ms a job); dying memcgs $before -> $(dying)" >&2
+	echo $(($(dying) - before))
+}
+
+# ---- the baseline: Slurm's own cgroups
+if slurm_up slurm-cgroup; then
+	echo "the node is idle"
+	where=$(srun -Q cat /proc/self/cgroup)
+	echo "a task of Slurm's: $where"
+	check "task/cgroup puts a task in Slurm's job_*/step_*/.../task_* group" \
+		sh -c "echo '$where' | grep -q '/job_[0-9]*/step_0/.*task_0\$'"
+	added=$(jobs slurm-cgroup) || fail "a job failed under task/cgroup"
+	if reparents; then
+		check "task/cgroup on $(uname -r), a kernel that reparents: $N jobs left $added dying memcgs (few)" \
+			test "${added:-999}" -lt $((N / 10))
+	else
+		check "task/cgroup: $N jobs left $added dying memcgs (about 4 a job: at least $((3 * N)))" \
+			test "${added:-0}" -ge $((3 * N))
+	fi
+else
+	fail "the cluster did not come up with Slurm's cgroup plug-ins"
+fi
+
+# ---- cgpool's v2 setup
+if ! slurm_up v2; then
+	fail "the cluster did not come up with conf/slurm/v2"
+	finish
+	exit 1
+fi
+where=$(srun -Q cat /proc/self/cgroup)
+echo "a task under conf/slurm/v2: $where"
+check "a job's task runs in a slot of cgpoold-slots.scope ($where)" \
+	sh -c "echo '$where' | grep -q '^0::/.*cgpoold-slots.scope/slot-[0-9]*\$'"
+made0=$(created)
+echo "slots made before the jobs: $made0"
+added=$(jobs v2) || fail "a job failed under conf/slurm/v2"
+made=$(($(created) - made0))
+check "conf/slurm/v2: $N jobs left $added dying memcgs (at most 1)" test "${added:-999}" -le 1
+check "conf/slurm/v2: $N jobs made $made slots (at most warm $WARM + 8 at once)" test "$made" -le $((WARM + 8))
+check "conf/slurm/v2: $N jobs wrote $((N * 4)) KiB" test "$(wc -c < /var/tmp/jobs-v2.log)" -eq $((N * 4096))
+
+# ---- --mem is the job's limit on its slot
+hog="head -c 268435456 /dev/zero | tail -n 1 | wc -c"
+out=$(srun -Q --mem=64M sh -c "echo \$SLURM_JOB_ID; $hog" 2> /var/tmp/hog.err)
+rc=$?
+oomjob=$(echo "$out" | head -n 1)
+check "--mem=64M allocating 256 MiB fails (srun exit $rc)" test $rc -ne 0
+wait_for 10 sh -c "scontrol -o show job $oomjob | grep -q JobState=OUT_OF_MEMORY"
+check "the job is OUT_OF_MEMORY (is $(job_state "$oomjob"))" test "$(job_state "$oomjob")" = OUT_OF_MEMORY
+check "Slurm's oom-kill line in the job's stderr" grep -q "Detected 1 oom-kill event(s) in StepId=$oomjob.0" /var/tmp/hog.err
+out=$(srun -Q --mem=512M sh -c "echo \$SLURM_JOB_ID; $hog" 2> /var/tmp/hog.err)
+rc=$?
+check "--mem=512M allocating 256 MiB completes (srun exit $rc, $(echo "$out" | tail -n 1) bytes)" \
+	test $rc -eq 0 -a "$(echo "$out" | tail -n 1)" = 268435456
+
+[ "$T_FAILS" -eq 0 ] || logs
+systemctl stop slurmd slurmctld
+finish
