@@ -88,6 +88,7 @@ extern const struct cg_fs_ops cg_fs_real;
 #define CG_CTRL_PIDS (1u << 1)
 #define CG_CTRL_CPU (1u << 2)
 #define CG_CTRL_IO (1u << 3)
+#define CG_CTRL_CPUSET (1u << 4) /* cgroup v2 only */
 
 /* Discover the hierarchies (libcgroup, /proc/self/mountinfo, /proc/self/cgroup),
  * create or adopt the pool root below every hierarchy hosting a controller in

@@ -25,6 +25,7 @@ const struct cg_ctrl_desc cg_ctrls[CG_NCTRL] = {
 	{ CG_CTRL_PIDS, "pids", "pids" },
 	{ CG_CTRL_CPU, "cpu", "cpu" },
 	{ CG_CTRL_IO, "io", "blkio" },
+	{ CG_CTRL_CPUSET, "cpuset", "cpuset" },
 };
 
 /* A v1 mount with one of these is a controller hierarchy; "name=systemd"
@@ -376,6 +377,12 @@ static int add_ctrl(struct disc *d, int i)
 			cg_errf(d->err, d->errlen, "controller %s: not mounted (no v1 hierarchy and no "
 				"cgroup2 cgroup.controllers has it)", cg_ctrls[i].v2name);
 		return i == 0 ? -ENOENT : -ENODEV;
+	}
+	if (cg_ctrls[i].bit == CG_CTRL_CPUSET && !d->mnts.v[mi].v2) {
+		/* a new v1 cpuset has no CPUs and takes no process until they are copied in */
+		cg_errf(d->err, d->errlen, "controller cpuset: cgpool manages it on cgroup v2 only, and it is on a "
+			"v1 hierarchy here (%s); leave cpuset out of controllers", d->mnts.v[mi].point);
+		return -ENODEV;
 	}
 	h = add_hier(d, mi, path);
 	if (h < 0)

@@ -9,7 +9,7 @@
 
 #include <limits.h>
 
-#define CG_NCTRL 4                   /* CG_CTRL_MEMORY .. CG_CTRL_IO */
+#define CG_NCTRL 5                   /* CG_CTRL_MEMORY .. CG_CTRL_CPUSET */
 #define CG_NHIER_MAX (CG_NCTRL + 1)  /* one per controller, plus tracking */
 #define CG_PROBE_NAME ".cgpool-probe" /* short-lived child used to probe features */
 #define CG_SELF_LEAF "cgpoold"          /* v2, root auto: the daemon's own leaf */

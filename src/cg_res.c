@@ -43,7 +43,8 @@ static int slot_write(struct cg *cg, int h, const char *name, const char *file, 
 	char path[PATH_MAX];
 	int r = cg_hpath(cg, h, name, file, path);
 
-	return r < 0 ? r : cg_write(cg, path, s);
+	/* an empty cpuset.cpus or cpuset.mems is the parent's; "" would be no write at all */
+	return r < 0 ? r : cg_write(cg, path, *s ? s : "\n");
 }
 
 /* a v1 byte count at or above this is no limit (the kernel shows "no
@@ -197,6 +198,8 @@ static const struct res_desc {
 	{ "cpu.max", 2, v1_cpu_max },
 	{ "cpu.weight", 2, v1_cpu_weight },
 	{ "io.weight", 3, NULL },
+	{ "cpuset.cpus", 4, NULL },
+	{ "cpuset.mems", 4, NULL },
 };
 
 /* does the v1 memory hierarchy account swap (memory.memsw.* at the pool root)? */
@@ -256,7 +259,8 @@ int cg_slot_set(struct cg *cg, const char *name, const char *resource, const cha
 	d = res_find(cg, resource, &h);
 	if (!d)
 		return -EOPNOTSUPP;
-	if (!value || !value_sane(value))
+	/* "" only to give a cpuset the parent's CPUs or memory nodes again */
+	if (!value || (*value ? !value_sane(value) : cg_ctrls[d->ctrl].bit != CG_CTRL_CPUSET))
 		return -EINVAL;
 	if (!cg->hier[h].v2)
 		return d->v1set(cg, h, name, value);

@@ -20,6 +20,7 @@ enum conf_ctrl {
 	CONF_CTRL_PIDS = 1 << 1,
 	CONF_CTRL_CPU = 1 << 2,
 	CONF_CTRL_IO = 1 << 3,
+	CONF_CTRL_CPUSET = 1 << 4,
 };
 
 enum retire_mode { RETIRE_AUTO, RETIRE_REPARENT, RETIRE_DRAIN, RETIRE_KEEP };

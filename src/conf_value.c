@@ -23,7 +23,7 @@
 _Static_assert(sizeof(enum retire_mode) == sizeof(int), "enum retire_mode is not an int");
 _Static_assert(sizeof(enum restart_policy) == sizeof(int), "enum restart_policy is not an int");
 
-static const char *const ctrl_names[] = { "memory", "pids", "cpu", "io" }; /* enum conf_ctrl bits */
+static const char *const ctrl_names[] = { "memory", "pids", "cpu", "io", "cpuset" }; /* enum conf_ctrl bits */
 static const char *const mode_names[] = { "auto", "reparent", "drain", "keep" };
 static const char *const restart_names[] = { "no", "on-failure", "always" };
 static const char *const level_names[] = {
@@ -414,6 +414,55 @@ static int rn_cpumax(const char *v, char *out, size_t len)
 	return 0;
 }
 
+/* a list of CPU or memory node numbers below max and ranges of them
+ * ("0-3,8"), in ascending order, as the kernel prints cpuset.cpus */
+static int rn_idlist(const char *v, unsigned max, char *out, size_t len)
+{
+	size_t o = 0;
+	long prev = -1;
+
+	v += strspn(v, WS);
+	if (!*v)
+		return -EINVAL;
+	for (;;) {
+		char *end;
+		unsigned long a, b;
+		if (*v < '0' || *v > '9')
+			return -EINVAL;
+		a = strtoul(v, &end, 10);
+		b = a;
+		if (*end == '-') {
+			v = end + 1;
+			if (*v < '0' || *v > '9')
+				return -EINVAL;
+			b = strtoul(v, &end, 10);
+		}
+		if (a > b || b >= max || (long)a <= prev)
+			return -EINVAL;
+		prev = (long)b;
+		int n = a == b ? snprintf(out + o, len - o, "%s%lu", o ? "," : "", a)
+			       : snprintf(out + o, len - o, "%s%lu-%lu", o ? "," : "", a, b);
+		if (n < 0 || (size_t)n >= len - o)
+			return -EINVAL;
+		o += (size_t)n;
+		v = end;
+		if (*v != ',')
+			break;
+		v++;
+	}
+	return v[strspn(v, WS)] ? -EINVAL : 0;
+}
+
+static int rn_cpus(const char *v, char *out, size_t len)
+{
+	return rn_idlist(v, 8192, out, len);
+}
+
+static int rn_mems(const char *v, char *out, size_t len)
+{
+	return rn_idlist(v, 1024, out, len);
+}
+
 #define SIZE_HINT "use a number with K, M, G or T, or max"
 static const struct resdef {
 	const char *name;
@@ -430,6 +479,10 @@ static const struct resdef {
 	{ "cpu.max", CONF_CTRL_CPU, rn_cpumax, "value",
 	  "use max or a quota of at least 1000, then optionally a period from 1000 to 1000000, in microseconds" },
 	{ "io.weight", CONF_CTRL_IO, rn_ioweight, "weight", "use a number from 1 to 10000, or default N" },
+	{ "cpuset.cpus", CONF_CTRL_CPUSET, rn_cpus, "CPU list",
+	  "use CPU numbers below 8192 and ranges of them, ascending, like 0-3,8" },
+	{ "cpuset.mems", CONF_CTRL_CPUSET, rn_mems, "memory node list",
+	  "use memory node numbers below 1024 and ranges of them, ascending, like 0-1" },
 };
 
 static const struct resdef *resdef_find(const char *name)

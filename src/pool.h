@@ -76,7 +76,7 @@ struct slot {
 	int64_t used_us;          /* CLOCK_REALTIME, the key's last attach, release or run end */
 	uid_t owner_uid;          /* who bound the key (root: 0); kept in the state file */
 	bool released;            /* Release said the key is done: its idle slot is recycled first */
-	uint8_t run_limits;       /* resource keys the current run's Attach set (bits of pool_resource_name) */
+	uint16_t run_limits;      /* resource keys the current run's Attach set (bits of pool_resource_name) */
 	struct tenant *tenant;    /* the job its run belongs to; NULL: none (pool_tenant.c) */
 	ev_timer idle_timer;
 	struct slot *lprev, *lnext; /* in the pool's warm list (warm) or idle list (idle), else unlinked */

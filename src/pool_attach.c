@@ -120,7 +120,7 @@ int pool_attach_owned(struct pool *p, const char *key, const char *class_name, u
 static int apply_run_limits(struct slot *s, const struct attach_req *req)
 {
 	struct cg_res_saved saved[CONF_MAX_RES];
-	uint8_t had = s->run_limits;
+	uint16_t had = s->run_limits;
 	size_t i, nsaved = 0;
 	int r = 0;
 
@@ -138,7 +138,7 @@ static int apply_run_limits(struct slot *s, const struct attach_req *req)
 				*req->refused = l;
 			break;
 		}
-		s->run_limits |= (uint8_t)pool_resource_bit(l->name);
+		s->run_limits |= (uint16_t)pool_resource_bit(l->name);
 	}
 	if (r == 0) {
 		for (i = 0; i < req->nlimits; i++)

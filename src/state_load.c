@@ -37,7 +37,7 @@ json_t *state_run_limits_json(unsigned mask)
 }
 
 /* names of resource keys: their bits, or -EINVAL */
-static int run_limits_from_json(json_t *a, uint8_t *mask)
+static int run_limits_from_json(json_t *a, uint16_t *mask)
 {
 	unsigned m = 0, bit;
 	json_t *v;
@@ -52,7 +52,7 @@ static int run_limits_from_json(json_t *a, uint8_t *mask)
 			return -EINVAL;
 		m |= bit;
 	}
-	*mask = (uint8_t)m;
+	*mask = (uint16_t)m;
 	return 0;
 }
 

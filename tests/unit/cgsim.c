@@ -283,7 +283,7 @@ static void add_hier(struct cgsim *sim, const char *mount, const char *opts, con
 		sim->memh = h;
 }
 
-/* the test process's cgroup in every hierarchy; v2 delegates cpu io memory pids to it */
+/* the test process's cgroup in every hierarchy; v2 delegates cpu io memory pids cpuset to it */
 static int make_self(struct cgsim *sim)
 {
 	struct proc *pr = calloc(1, sizeof(*pr));
@@ -301,7 +301,7 @@ static int make_self(struct cgsim *sim)
 		for (char *save = NULL, *c = strtok_r(rel, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
 			struct node *next = sim_kid(n, c, strlen(c));
 			if (h->v2)
-				n->subtree = h->ctrls & (C_CPU | C_IO | C_MEMORY | C_PIDS);
+				n->subtree = h->ctrls & (C_CPU | C_IO | C_MEMORY | C_PIDS | C_CPUSET);
 			if (!next && !(next = sim_node_new(sim, h, n, c)))
 				return -ENOMEM;
 			n = next;

@@ -539,6 +539,9 @@ static const struct sim_file {
 	{ "cpu.cfs_quota_us", FV1 | FRW, C_CPU, "-1", NULL, wr_cfs_quota },
 	{ "cpu.cfs_period_us", FV1 | FRW, C_CPU, "100000", NULL, wr_cfs_period },
 	{ "io.weight", FV2 | FNOROOT | FRW, C_IO, "default 100", NULL, wr_io_weight },
+	/* empty: the parent's (the sim checks no list) */
+	{ "cpuset.cpus", FV2 | FNOROOT | FRW, C_CPUSET, "", NULL, wr_store },
+	{ "cpuset.mems", FV2 | FNOROOT | FRW, C_CPUSET, "", NULL, wr_store },
 };
 
 _Static_assert(N_ELEMS(files) <= NFILES, "NFILES too small");

@@ -40,7 +40,7 @@ struct hier {
 	bool pop_counted;
 };
 
-#define NFILES 48
+#define NFILES 56
 
 struct node {
 	char name[NAME_MAX + 1];

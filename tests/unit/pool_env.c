@@ -95,7 +95,8 @@ int teardown(void **state)
 void env_start(struct env *e)
 {
 	int r = cg_open_fs(cgsim_ops(e->sim), e->sim, cgsim_mountinfo(e->sim), cgsim_proc_self_cgroup(e->sim),
-			   "auto", CG_CTRL_MEMORY | CG_CTRL_PIDS, &e->cg, e->err, sizeof(e->err));
+			   "auto", e->ctrls ? e->ctrls : CG_CTRL_MEMORY | CG_CTRL_PIDS, &e->cg, e->err,
+			   sizeof(e->err));
 
 	if (r < 0)
 		fail_msg("cg_open_fs: %s: %s", strerror(-r), e->err);

@@ -35,6 +35,7 @@ struct env {
 	char root[PATH_MAX];     /* the pool root, cgroup path */
 	char mem_root[PATH_MAX]; /* its directory in the memory hierarchy */
 	char seen[64];           /* what a cgsim_on_write hook saw */
+	unsigned ctrls;          /* env_start's controllers (CG_CTRL_*); 0: memory and pids */
 };
 
 

@@ -992,6 +992,46 @@ static void test_limit_kept(void **state)
 	assert_string_equal(mem_max(e, s->name), "536870912");
 }
 
+/* cpuset.cpus and cpuset.mems as Attach limits on v2: the run's CPUs, the
+ * parent's again at the key's next run; on a layout where cpuset is not on
+ * cgroup v2 the daemon does not start with it. */
+static void test_cpuset_limits(void **state)
+{
+	struct env *e = *state;
+	struct conf_res lim[2];
+	char err[320];
+	pid_t pid, bad = 0;
+	struct slot *s = NULL;
+	int r;
+
+	e->ctrls = CG_CTRL_MEMORY | CG_CTRL_PIDS | CG_CTRL_CPUSET;
+	if (hybrid(e)) {
+		r = cg_open_fs(cgsim_ops(e->sim), e->sim, cgsim_mountinfo(e->sim), cgsim_proc_self_cgroup(e->sim),
+			       "auto", e->ctrls, &e->cg, e->err, sizeof(e->err));
+		assert_true(r < 0);
+		assert_non_null(strstr(e->err, "cpuset"));
+		return;
+	}
+	assert_int_equal(conf_res_value("cpuset.cpus", "1,3-5", &lim[0], err, sizeof(err)), 0);
+	assert_string_equal(lim[0].value, "1,3-5");
+	assert_int_equal(conf_res_value("cpuset.cpus", "5-3", &lim[1], err, sizeof(err)), -EINVAL);
+	assert_int_equal(conf_res_value("cpuset.mems", "0", &lim[1], err, sizeof(err)), 0);
+	env_start(e);
+	pid = spawn(e, "/");
+	struct attach_req req = { "slurm.8", NULL, 0, &pid, 1, lim, 2, NULL, 0, false, NULL };
+	assert_int_equal(pool_attach_req(e->pool, &req, &s, &bad), 0);
+	assert_string_equal(slot_file(e, s->name, "cpuset.cpus"), "1,3-5");
+	assert_string_equal(slot_file(e, s->name, "cpuset.mems"), "0");
+	assert_int_equal(s->run_limits, pool_resource_bit("cpuset.cpus") | pool_resource_bit("cpuset.mems"));
+
+	assert_int_equal(cgsim_exit(e->sim, pid), 0);
+	assert_non_null(pump_until(e, "slurm.8", SLOT_IDLE, 3.0));
+	s = attach1(e, "slurm.8", spawn(e, "/"));
+	assert_string_equal(slot_file(e, s->name, "cpuset.cpus"), "");
+	assert_string_equal(slot_file(e, s->name, "cpuset.mems"), "");
+	assert_int_equal(s->run_limits, 0);
+}
+
 /* A run that is a job's: the key is that job's alone while it runs or a
  * holder lives; when the last holder exits, what is left in the slot is
  * killed and the key released; the next job may have it then. */
@@ -1138,6 +1178,7 @@ int main(void)
 		BOTH(test_slow_writes_on_workers),
 		BOTH(test_run_limits),
 		BOTH(test_limit_kept),
+		BOTH(test_cpuset_limits),
 		BOTH(test_job_tenant),
 		BOTH(test_job_tenant_polled),
 		BOTH(test_release_recycles_first),
