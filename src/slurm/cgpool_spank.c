@@ -19,12 +19,21 @@
  * `required` plug-in fails the job (exit 1) and never the node (a failed
  * post_fork of a batch step drains it). After the OUT_OF_MEMORY line of
  * Slurm (task_exit, when the slot's oom_kill count rose during the step) the
- * task/cgpool plug-in makes Slurm record the step as OUT_OF_MEMORY. */
+ * task/cgpool plug-in makes Slurm record the step as OUT_OF_MEMORY.
+ *
+ * With cpuset=yes the Attach also sets the slot's cpuset.cpus to the job's
+ * CPUs on this node (cgroup v2, the daemon's controllers with cpuset). Slurm
+ * binds each task (task/affinity, --cpu-bind) before post_fork, and a move
+ * into another cpuset gives a task that cpuset's CPUs as its affinity on
+ * kernels before 6.2: the plug-in reads each task's affinity at its
+ * post_fork and sets it again after the Attach. */
 #include "config.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,6 +69,8 @@ static struct step_page *page;
 
 /* slurmstepd's own memory (post_fork runs there, once per task) */
 static pid_t pids[MAX_TASKS];
+static cpu_set_t affinity[MAX_TASKS]; /* as Slurm bound each task */
+static bool affinity_known[MAX_TASKS];
 static size_t npids;
 static char oom_file[4096]; /* the slot's oom_kill counter, "" unknown */
 static uint64_t oom_base;
@@ -252,18 +263,59 @@ static uint64_t job_memory_mb(spank_t sp)
 	return mb;
 }
 
+/* The job's CPUs on this node as CPU ids, mapped from its abstract cores
+ * (S_JOB_ALLOC_CORES) the way task/cgroup maps them: by slurmstepd's own
+ * xcpuinfo_abs_to_mac, with the node's layout slurmd gave it. 0, or -1 with
+ * why. */
+static int job_cpus(spank_t sp, char *out, size_t len, const char **why)
+{
+	int (*abs_to_mac)(char *, char **) = NULL;
+	void (*xfree)(void **) = NULL;
+	void *f = dlsym(RTLD_DEFAULT, "xcpuinfo_abs_to_mac"), *g = dlsym(RTLD_DEFAULT, "slurm_xfree");
+	char *cores = NULL, *cpus = NULL;
+
+	memcpy(&abs_to_mac, &f, sizeof(f));
+	memcpy(&xfree, &g, sizeof(g));
+	if (spank_get_item(sp, S_JOB_ALLOC_CORES, &cores) != ESPANK_SUCCESS || !cores || !*cores) {
+		*why = "the job's cores on this node are not known";
+		return -1;
+	}
+	if (!abs_to_mac || !xfree) {
+		*why = "this slurmstepd has no xcpuinfo_abs_to_mac to map the job's cores to CPUs";
+		return -1;
+	}
+	if (abs_to_mac(cores, &cpus) != 0 || !cpus || !*cpus || strlen(cpus) >= len) {
+		*why = "the job's cores could not be mapped to CPUs";
+		if (cpus)
+			xfree((void **)&cpus);
+		return -1;
+	}
+	snprintf(out, len, "%s", cpus);
+	xfree((void **)&cpus);
+	return 0;
+}
+
+/* each task's affinity as it was before the move into the slot */
+static void affinity_restore(void)
+{
+	for (size_t i = 0; i < npids; i++)
+		if (affinity_known[i] && sched_setaffinity(pids[i], sizeof(affinity[i]), &affinity[i]) < 0)
+			slurm_info("cgpool: task pid %d: its CPU binding was not set again after the move: %m",
+				   (int)pids[i]);
+}
+
 /* One Attach for the step's local tasks: a connection of its own, closed at once */
 static void place_step(spank_t sp, const struct spank_job *job)
 {
-	struct cgpool_limit limits[2] = { { "memory.max", NULL }, { "memory.swap.max", NULL } };
+	struct cgpool_limit limits[3] = { { "memory.max", NULL }, { "memory.swap.max", NULL } };
 	struct cgpool_job tenant = { NULL, 0, args.release };
-	char key[SPANK_KEY_MAX + 1], jobname[64], mem[32], swap[32], *slot = NULL;
+	char key[SPANK_KEY_MAX + 1], jobname[64], mem[32], swap[32], cpus[1024], *slot = NULL;
 	const char *sock = args.socket[0] ? args.socket : NULL, *env = getenv("CGPOOL_SOCKET");
 	uint64_t mb = job_memory_mb(sp);
 	struct cgpool *c = NULL;
 	json_t *reply = NULL;
 	size_t nlimits = 0;
-	const char *path;
+	const char *path, *no_cpus;
 	int r;
 
 	r = spank_key_build(args.pattern, name[0] ? name : NULL, job, key, sizeof(key));
@@ -285,6 +337,14 @@ static void place_step(spank_t sp, const struct spank_job *job)
 			limits[nlimits++].value = swap;
 		}
 	}
+	if (args.cpuset) {
+		if (job_cpus(sp, cpus, sizeof(cpus), &no_cpus) < 0) {
+			fail_step("cgpool: job %u: cpuset=yes: %s", job->job_id, no_cpus);
+			return;
+		}
+		limits[nlimits].name = "cpuset.cpus";
+		limits[nlimits++].value = cpus;
+	}
 	r = cgpool_connect_timeout(sock, args.timeout_ms, &c);
 	if (r == 0)
 		r = cgpool_attach_job(c, key, pids, npids, args.class_name[0] ? args.class_name : NULL, limits,
@@ -301,6 +361,7 @@ static void place_step(spank_t sp, const struct spank_job *job)
 		return;
 	}
 	cgpool_close(c);
+	affinity_restore();
 	reply = json_loads(slot, 0, NULL);
 	path = json_string_value(json_object_get(reply, "path"));
 	if (!placed_in(pids[0], path))
@@ -336,8 +397,10 @@ EXPORT int slurm_spank_task_post_fork(spank_t sp, int ac, char **av)
 	if (spank_get_item(sp, S_TASK_ID, &task_id) != ESPANK_SUCCESS ||
 	    spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &ntasks) != ESPANK_SUCCESS)
 		ntasks = 0;
-	if (npids < MAX_TASKS)
+	if (npids < MAX_TASKS) {
+		affinity_known[npids] = sched_getaffinity(pid, sizeof(affinity[npids]), &affinity[npids]) == 0;
 		pids[npids++] = pid;
+	}
 	/* the tasks wait for exec until every post_fork is done: one Attach at the last */
 	if (ntasks == 0 || (uint32_t)(task_id + 1) >= ntasks || npids == MAX_TASKS)
 		place_step(sp, &job);

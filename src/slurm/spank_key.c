@@ -36,10 +36,11 @@ static int one_arg(const char *a, struct spank_args *out, char *err, size_t errl
 		return set_str(out->pattern, sizeof(out->pattern), v, a, err, errlen);
 	if (n == 5 && strncmp(a, "class", n) == 0)
 		return set_str(out->class_name, sizeof(out->class_name), v, a, err, errlen);
-	if (n == 7 && strncmp(a, "release", n) == 0) {
+	if ((n == 7 && strncmp(a, "release", n) == 0) || (n == 6 && strncmp(a, "cpuset", n) == 0)) {
+		bool *flag = n == 7 ? &out->release : &out->cpuset;
 		if (strcmp(v, "yes") != 0 && strcmp(v, "no") != 0)
-			return bad_arg(err, errlen, a, "use release=yes or release=no");
-		out->release = strcmp(v, "yes") == 0;
+			return bad_arg(err, errlen, a, n == 7 ? "use release=yes or release=no" : "use cpuset=yes or cpuset=no");
+		*flag = strcmp(v, "yes") == 0;
 		return 0;
 	}
 	if (n == 7 && strncmp(a, "timeout", n) == 0) {
@@ -56,7 +57,7 @@ static int one_arg(const char *a, struct spank_args *out, char *err, size_t errl
 		out->swap_pct = (int)pct;
 		return 0;
 	}
-	return bad_arg(err, errlen, a, "unknown (use socket=, key=, class=, release=, timeout=, swap=)");
+	return bad_arg(err, errlen, a, "unknown (use socket=, key=, class=, release=, timeout=, swap=, cpuset=)");
 }
 
 /* the pattern names the job (%j), and nothing a user's environment sets */

@@ -20,6 +20,7 @@ struct spank_args {
 	bool release;             /* release=yes|no: Release the key when a step ends */
 	unsigned timeout_ms;      /* timeout=MS: connect and every call */
 	int swap_pct;             /* swap=PERCENT: the job's swap, of its memory; -1 none set */
+	bool cpuset;              /* cpuset=yes|no: the slot's cpuset.cpus are the job's CPUs */
 };
 
 /* What slurmctld signed in the job's credential: nothing a user's
@@ -33,7 +34,7 @@ struct spank_job {
  * job's at a time. */
 int spank_job_name(const struct spank_job *job, char *out, size_t len);
 
-/* plugstack.conf arguments: socket=, key=, class=, release=, timeout=, swap=.
+/* plugstack.conf arguments: socket=, key=, class=, release=, timeout=, swap=, cpuset=.
  * -EINVAL with err naming the bad argument; a key= pattern without %j (it
  * could not tell two jobs apart) or with %A, %a or %J (array ids, which a
  * user's environment sets for srun steps) is refused. */

@@ -9,10 +9,13 @@
 # (100) short jobs each leave the groups Slurm made for them dying on a
 # kernel without LRU reparenting (before 7.1), about 4 a job. Then the setup
 # conf/slurm/v2/ as it ships (its slurm.conf.part, cgroup.conf and
-# plugstack.conf): the same jobs run in the job's slot, add at most 1 dying
-# memcg and make no more slots than warm + the jobs running at once; --mem is
-# the job's limit on its slot (--mem=64M allocating 256 MiB is
-# OUT_OF_MEMORY, --mem=512M completes).
+# plugstack.conf, and its cgpool.conf as cgpoold's conf.d/slurm.conf): the
+# same jobs run in the job's slot, add at most 1 dying memcg and make no more
+# slots than warm + the jobs running at once; --mem is the job's limit on its
+# slot (--mem=64M allocating 256 MiB is OUT_OF_MEMORY, --mem=512M
+# completes). In both setups a -c1 job's task may run on its one CPU only (a
+# taskset to the other fails) and --cpu-bind=cores still binds each task of
+# a two-task job to a CPU of its own.
 . "${top_srcdir:-/src}/tests/systemd/lib.sh"
 
 CG=/sys/fs/cgroup
@@ -58,7 +61,8 @@ check "lo has 127.0.1.1 (Slurm's getaddrinfo needs an address besides 127.0.0.1)
 check "munge.service started" systemctl start munge.service ||
 	{ logs; finish; exit 1; }
 systemctl stop cgpoold.socket cgpoold.service 2> /dev/null
-mkdir -p /etc/cgpool
+mkdir -p /etc/cgpool/conf.d
+cp "$SETUP/cgpool.conf" /etc/cgpool/conf.d/slurm.conf
 cat > /etc/cgpool/cgpool.conf << EOC
 [pool]
 warm = $WARM
@@ -155,6 +159,32 @@ jobs() {
 	echo $(($(dying) - before))
 }
 
+# cpus VARIANT: a -c1 job is confined to one CPU (a taskset to any other
+# is refused or changes nothing); --cpu-bind=cores binds the two tasks of a
+# -n2 job to a CPU each
+cat > /var/tmp/cpus.sh << 'EOS'
+allowed() { sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status; }
+own=$(allowed)
+echo "$own"
+for c in $(seq 0 $(($(nproc --all) - 1))); do
+	[ "$c" = "$own" ] && continue
+	if taskset -p -c "$c" $$ > /dev/null 2>&1; then echo "other $c: now $(allowed)"; else echo "other $c: refused"; fi
+done
+EOS
+cpus() {
+	out=$(srun -Q -c1 sh /var/tmp/cpus.sh)
+	echo "$1: a -c1 job's task: $(echo "$out" | tr '\n' ' ')"
+	one=$(echo "$out" | head -n 1)
+	check "$1: a -c1 job's task may run on one CPU ($one)" sh -c "echo '$one' | grep -qx '[0-9][0-9]*'"
+	check "$1: a taskset to another CPU is refused or changes nothing" \
+		test "$(echo "$out" | grep '^other' | grep -cv ": refused\$\|: now $one\$")" -eq 0 -a \
+		"$(echo "$out" | grep -c '^other')" -ge 1
+	out=$(srun -Q -n2 -c1 --cpu-bind=cores sh -c 'echo $SLURM_LOCALID $(sed -n "s/^Cpus_allowed_list:[[:space:]]*//p" /proc/self/status)' | sort)
+	echo "$1: a -n2 --cpu-bind=cores job's tasks: $(echo "$out" | tr '\n' ' ')"
+	check "$1: --cpu-bind=cores binds each task to a CPU of its own" \
+		test "$(echo "$out" | awk '$2 ~ /^[0-9]+$/ { print $2 }' | sort -u | wc -l)" -eq 2
+}
+
 # ---- the baseline: Slurm's own cgroups
 if slurm_up slurm-cgroup; then
 	echo "the node is idle"
@@ -162,6 +192,7 @@ if slurm_up slurm-cgroup; then
 	echo "a task of Slurm's: $where"
 	check "task/cgroup puts a task in Slurm's job_*/step_*/.../task_* group" \
 		sh -c "echo '$where' | grep -q '/job_[0-9]*/step_0/.*task_0\$'"
+	cpus slurm-cgroup
 	added=$(jobs slurm-cgroup) || fail "a job failed under task/cgroup"
 	if reparents; then
 		check "task/cgroup on $(uname -r), a kernel that reparents: $N jobs left $added dying memcgs (few)" \
@@ -184,6 +215,7 @@ where=$(srun -Q cat /proc/self/cgroup)
 echo "a task under conf/slurm/v2: $where"
 check "a job's task runs in a slot of cgpoold-slots.scope ($where)" \
 	sh -c "echo '$where' | grep -q '^0::/.*cgpoold-slots.scope/slot-[0-9]*\$'"
+cpus v2
 made0=$(created)
 echo "slots made before the jobs: $made0"
 added=$(jobs v2) || fail "a job failed under conf/slurm/v2"

@@ -13,11 +13,11 @@
 
 static void test_args(void **state)
 {
-	char *good[] = { "socket=/run/x.sock", "key=job.%u.%j", "class=batch", "release=no", "timeout=2500", "swap=30" };
+	char *good[] = { "socket=/run/x.sock", "key=job.%u.%j", "class=batch", "release=no", "timeout=2500", "swap=30", "cpuset=yes" };
 	char *bad[][1] = { { "socket=" }, { "release=maybe" }, { "timeout=5" }, { "key=slurm.%q" }, { "colour=red" },
 			   /* keys that cannot tell two jobs apart, or that a user's environment steers */
 			   { "key=slurm.const" }, { "key=slurm.%u" }, { "key=slurm.%J" }, { "key=s.%j.%A_%a" },
-			   { "key=slurm.%%j" }, { "swap=-1" }, { "swap=10001" }, { "swap=5%" } };
+			   { "key=slurm.%%j" }, { "swap=-1" }, { "swap=10001" }, { "swap=5%" }, { "cpuset=1" } };
 	struct spank_args a;
 	char err[256];
 
@@ -27,7 +27,9 @@ static void test_args(void **state)
 	assert_int_equal(a.timeout_ms, 5000);
 	assert_string_equal(a.socket, "");
 	assert_int_equal(a.swap_pct, -1);
-	assert_int_equal(spank_args_parse(6, good, &a, err, sizeof(err)), 0);
+	assert_false(a.cpuset);
+	assert_int_equal(spank_args_parse(7, good, &a, err, sizeof(err)), 0);
+	assert_true(a.cpuset);
 	assert_int_equal(a.swap_pct, 30);
 	assert_string_equal(a.socket, "/run/x.sock");
 	assert_string_equal(a.pattern, "job.%u.%j");
