@@ -15,7 +15,10 @@
 # slot (--mem=64M allocating 256 MiB is OUT_OF_MEMORY, --mem=512M
 # completes). In both setups a -c1 job's task may run on its one CPU only (a
 # taskset to the other fails) and --cpu-bind=cores still binds each task of
-# a two-task job to a CPU of its own.
+# a two-task job to a CPU of its own. Under conf/slurm/v2, scancel of a
+# batch job whose script left daemonized processes behind leaves nothing
+# within 5 s; systemctl restart cgpoold while a job runs: the job goes on in
+# its slot with its limit, and the next job is placed.
 . "${top_srcdir:-/src}/tests/systemd/lib.sh"
 
 CG=/sys/fs/cgroup
@@ -237,6 +240,36 @@ out=$(srun -Q --mem=512M sh -c "echo \$SLURM_JOB_ID; $hog" 2> /var/tmp/hog.err)
 rc=$?
 check "--mem=512M allocating 256 MiB completes (srun exit $rc, $(echo "$out" | tail -n 1) bytes)" \
 	test $rc -eq 0 -a "$(echo "$out" | tail -n 1)" = 268435456
+
+# ---- scancel reaches what the job daemonized
+strays() { pgrep -fc "^sleep $1\$" 2> /dev/null || true; }
+jid=$(sbatch --parsable -o /dev/null --wrap 'setsid sleep 1001 & setsid sh -c "sleep 1001 &"; exec sleep 1001')
+timeout 60 sh -c "until [ \$(pgrep -fc '^sleep 1001\$') -ge 3 ]; do sleep 0.2; done"
+check "batch job $jid runs with 3 sleeps, 2 of them daemonized ($(strays 1001))" test "$(strays 1001)" -ge 3
+t0=$(date +%s%N)
+scancel "$jid"
+timeout 30 sh -c "while pgrep -f '^sleep 1001\$' > /dev/null; do sleep 0.1; done"
+ms=$((($(date +%s%N) - t0) / 1000000))
+check "scancel: nothing of the job left after $ms ms (at most 5000)" test "$(strays 1001)" -eq 0 -a $ms -le 5000
+
+# ---- a restart of cgpoold while a job runs
+jid=$(sbatch --parsable --mem=96M -o /dev/null --wrap 'exec sleep 1002')
+timeout 60 sh -c "until [ \$(pgrep -fc '^sleep 1002\$') -ge 1 ]; do sleep 0.2; done"
+slot=$(status_of "slurm.$jid" path)
+echo "job $jid in $slot: memory.max $(cat "$slot/memory.max" 2> /dev/null)"
+check "job $jid's slot has its memory.max (96M)" test "$(cat "$slot/memory.max" 2> /dev/null)" = 100663296
+check "systemctl restart cgpoold" systemctl restart cgpoold.service
+sleep 2
+check "after the restart job $jid runs ($(job_state "$jid"))" test "$(job_state "$jid")" = RUNNING
+check "its sleep is still in the slot" sh -c "grep -qx \"\$(pgrep -f '^sleep 1002\$')\" '$slot/cgroup.procs'"
+check "the slot keeps memory.max 96M ($(cat "$slot/memory.max" 2> /dev/null))" \
+	test "$(cat "$slot/memory.max" 2> /dev/null)" = 100663296
+check "cgpoold knows the key is running ($(status_of "slurm.$jid" state))" test "$(status_of "slurm.$jid" state)" = running
+where=$(srun -Q cat /proc/self/cgroup)
+check "the next job is placed in a slot ($where)" sh -c "echo '$where' | grep -q 'cgpoold-slots.scope/slot-[0-9]*\$'"
+scancel "$jid"
+timeout 30 sh -c "while pgrep -f '^sleep 1002\$' > /dev/null; do sleep 0.1; done"
+check "the job ends at scancel" test "$(strays 1002)" -eq 0
 
 [ "$T_FAILS" -eq 0 ] || logs
 systemctl stop slurmd slurmctld
