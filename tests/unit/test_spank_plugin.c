@@ -1,7 +1,10 @@
 /* test_spank_plugin.c - the Slurm plug-in's callbacks against a fake SPANK
  * and a fake client library: the key and job of a step, one Attach with all
  * of its tasks at the last one, the extern step, failures told to the tasks,
- * the OOM line, the setup check at slurmd's start.
+ * the OOM line, the setup check at slurmd's start, cpuset=yes (the job's
+ * cores mapped by slurmstepd's xcpuinfo_abs_to_mac, which this program
+ * exports in its stead, and each task's CPU binding set again after the
+ * move).
  *
  * The plug-in keeps a step's state in statics (slurmstepd runs one step), so
  * every scenario runs in a child process; what the fakes saw is kept in a
@@ -10,6 +13,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -45,12 +49,15 @@ static struct {
 	const char *refusal;      /* the daemon's message with -EREMOTEIO */
 	char slot_path[4096 + 64];
 	struct spank_option *option;
+	const char *cores;        /* S_JOB_ALLOC_CORES; NULL: not known */
+	bool map_fails;           /* xcpuinfo_abs_to_mac fails */
+	bool attach_rebinds;      /* the Attach binds the caller to CPU 0, as a move did before 6.2 */
 } fake;
 
 /* what they saw (shared with the parent) */
 struct seen {
 	int connects, attaches;
-	char key[160], job[64], limit[64], limit2[64];
+	char key[160], job[64], limit[64], limit2[64], limit3[64];
 	size_t nlimits;
 	size_t npids;
 	pid_t pids[8], hold;
@@ -131,11 +138,32 @@ spank_err_t spank_get_item(spank_t sp, spank_item_t item, ...)
 	case S_JOB_ALLOC_MEM:
 		*va_arg(ap, uint64_t *) = fake.mem_mb;
 		break;
+	case S_JOB_ALLOC_CORES:
+		*va_arg(ap, char **) = (char *)fake.cores;
+		if (!fake.cores)
+			rc = ESPANK_BAD_ARG;
+		break;
 	default:
 		rc = ESPANK_BAD_ARG;
 	}
 	va_end(ap);
 	return rc;
+}
+
+/* slurmstepd's own, found by the plug-in through dlsym: a node whose
+ * abstract cores 0-1 are CPUs 0,2 (two threads a core, numbered apart) */
+int xcpuinfo_abs_to_mac(char *lrange, char **prange)
+{
+	if (fake.map_fails || strcmp(lrange, "0-1") != 0)
+		return -1;
+	*prange = strdup("0,2");
+	return *prange ? 0 : -1;
+}
+
+void slurm_xfree(void **item)
+{
+	free(*item);
+	*item = NULL;
 }
 
 struct cgpool {
@@ -179,6 +207,14 @@ int cgpool_attach_job(struct cgpool *c, const char *key, const pid_t *pids, size
 		snprintf(seen->limit, sizeof(seen->limit), "%s=%s", limits[0].name, limits[0].value);
 	if (nlimits > 1)
 		snprintf(seen->limit2, sizeof(seen->limit2), "%s=%s", limits[1].name, limits[1].value);
+	if (nlimits > 2)
+		snprintf(seen->limit3, sizeof(seen->limit3), "%s=%s", limits[2].name, limits[2].value);
+	if (fake.attach_rebinds) {
+		cpu_set_t one;
+		CPU_ZERO(&one);
+		CPU_SET(0, &one);
+		sched_setaffinity(0, sizeof(one), &one);
+	}
 	if (fake.attach_rc < 0)
 		return fake.attach_rc;
 	if (slot_json && asprintf(slot_json, "{\"key\":\"%s\",\"path\":\"%s\"}", key, fake.slot_path) < 0)
@@ -312,6 +348,54 @@ static void test_swap(void **state)
 	run(no_memory_step);
 	assert_int_equal(seen->attaches, 1);
 	assert_int_equal(seen->nlimits, 0);
+}
+
+/* ---- cpuset=yes: the job's CPUs as the slot's cpuset.cpus; the tasks'
+ * binding as before the move; a job whose cores cannot be mapped fails */
+static void cpuset_step(void)
+{
+	char *av[] = { "cpuset=yes" };
+	cpu_set_t all;
+
+	step_of(14, 1000, 0, 1);
+	fake.cores = "0-1";
+	fake.attach_rebinds = true;
+	sched_getaffinity(0, sizeof(all), &all);
+	seen->rc[0] = slurm_spank_init(NULL, 1, av);
+	post_fork_all();
+	seen->rc[1] = slurm_spank_task_init(NULL, 0, NULL);
+	cpu_set_t now;
+	sched_getaffinity(0, sizeof(now), &now);
+	seen->rc[2] = CPU_EQUAL(&all, &now);
+	seen->rc[3] = CPU_COUNT(&all);
+}
+
+static void cpuset_unmapped(void)
+{
+	char *av[] = { "cpuset=yes" };
+
+	step_of(15, 1000, 0, 1);
+	fake.cores = "0-1";
+	fake.map_fails = true;
+	slurm_spank_init(NULL, 1, av);
+	post_fork_all();
+	seen->rc[0] = slurm_spank_task_init(NULL, 0, NULL);
+}
+
+static void test_cpuset(void **state)
+{
+	run(cpuset_step);
+	assert_int_equal(seen->rc[0], 0);
+	assert_int_equal(seen->rc[1], 0);
+	assert_int_equal(seen->nlimits, 2);
+	assert_string_equal(seen->limit, "memory.max=512M");
+	assert_string_equal(seen->limit2, "cpuset.cpus=0,2");
+	if (seen->rc[3] > 1) /* the Attach bound the task to CPU 0: the plug-in put its binding back */
+		assert_int_equal(seen->rc[2], 1);
+	run(cpuset_unmapped);
+	assert_int_equal(seen->attaches, 0);
+	assert_int_equal(seen->rc[0], -1);
+	assert_non_null(strstr(seen->log, "I: cgpool: job 15: cpuset=yes: the job's cores could not be mapped to CPUs"));
 }
 
 /* ---- --cgpool-key: the user's own key, whatever the environment says */
@@ -530,7 +614,7 @@ static void test_bad_args(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_step),     cmocka_unit_test(test_swap),    cmocka_unit_test(test_named),   cmocka_unit_test(test_extern),
+		cmocka_unit_test(test_step),     cmocka_unit_test(test_swap),    cmocka_unit_test(test_cpuset), cmocka_unit_test(test_named),   cmocka_unit_test(test_extern),
 		cmocka_unit_test(test_daemon_down), cmocka_unit_test(test_refused), cmocka_unit_test(test_oom),
 		cmocka_unit_test(test_slurmd_start), cmocka_unit_test(test_bad_args),
 	};
