@@ -198,6 +198,9 @@ int cg_slot_signal(struct cg *cg, const char *name, int sig, unsigned *n);
  * hosts), else one round of SIGKILL to cgroup.procs, which the caller repeats
  * until the slot is empty. *atomic tells which one it was. */
 int cg_slot_kill(struct cg *cg, const char *name, bool *atomic);
+/* Freeze or thaw every process of the slot (cgroup.freeze, 5.2+, on the
+ * cgroup2 hierarchy, also on hybrid hosts). -EOPNOTSUPP without one. */
+int cg_slot_freeze(struct cg *cg, const char *name, bool frozen);
 /* A directory fd of the slot on the cgroup2 hierarchy, for clone3 with
  * CLONE_INTO_CGROUP (close it). *everywhere: the cgroup2 hierarchy is the
  * only one (pure v2), so a child born there is in the slot everywhere; else

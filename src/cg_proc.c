@@ -89,6 +89,21 @@ int cg_slot_kill(struct cg *cg, const char *name, bool *atomic)
 	return r;
 }
 
+int cg_slot_freeze(struct cg *cg, const char *name, bool frozen)
+{
+	char path[PATH_MAX];
+	int r = cg_name_valid(name);
+
+	if (r < 0)
+		return r;
+	if (cg->track < 0)
+		return -EOPNOTSUPP;
+	r = cg_hpath(cg, cg->track, name, "cgroup.freeze", path);
+	if (r == 0)
+		r = cg_write(cg, path, frozen ? "1" : "0");
+	return r == -ENOENT ? -EOPNOTSUPP : r;
+}
+
 int cg_slot_dirfd(struct cg *cg, const char *name, int *fd, bool *everywhere)
 {
 	char path[PATH_MAX];

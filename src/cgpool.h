@@ -94,6 +94,10 @@ int cgpool_attach_job(struct cgpool *c, const char *key, const pid_t *pids, size
  * calls cgpool_attach(), cgpool_close() and execvp() itself. */
 int cgpool_exec(struct cgpool *c, const char *key, const char *class_name, char *const argv[]);
 int cgpool_release(struct cgpool *c, const char *key, char **slot_json);
+/* Freeze (or thaw) every process in the slots whose run belongs to job
+ * ("slurm:4711" names the runs of "slurm:4711:<uid>"); *nslots (may be
+ * NULL): how many slots, 0 when the job has none here. */
+int cgpool_freeze_job(struct cgpool *c, const char *job, bool frozen, size_t *nslots);
 
 #ifdef __cplusplus
 }

@@ -354,6 +354,40 @@ static int cmd_release(struct ctx *x)
 	return cmd_key(x, "Release");
 }
 
+/* freeze or thaw JOB's slots: "JOB: frozen (KEY, ...)", or that it has none here */
+static int freeze(struct ctx *x, bool frozen)
+{
+	json_t *reply = NULL, *slots, *s;
+	size_t i;
+	int r = call(x, "Freeze", json_pack("{s:s, s:b}", "job", x->args[0], "frozen", frozen), &reply);
+
+	if (r != 0)
+		return r;
+	slots = json_object_get(reply, "slots");
+	if (x->json)
+		print_json(reply);
+	else if (json_array_size(slots) == 0)
+		printf("%s: no slot of this job here\n", x->args[0]);
+	else {
+		printf("%s: %s", x->args[0], frozen ? "frozen" : "thawed");
+		json_array_foreach(slots, i, s)
+			printf("%s%s", i ? ", " : " (", str_field(s, "key", "?"));
+		printf(")\n");
+	}
+	json_decref(reply);
+	return 0;
+}
+
+static int cmd_freeze(struct ctx *x)
+{
+	return freeze(x, true);
+}
+
+static int cmd_thaw(struct ctx *x)
+{
+	return freeze(x, false);
+}
+
 static void print_retire(struct ctx *x, json_t *reply)
 {
 	const char *outcome = str_field(reply, "outcome", "?");
@@ -642,6 +676,9 @@ static const struct command commands[] = {
 	{ "stop", 1, 1, 0, false, cmd_stop, "KEY", "stop the supervised job KEY" },
 	{ "restart", 1, 1, 0, false, cmd_restart, "KEY", "restart the supervised job KEY in its slot" },
 	{ "release", 1, 1, 0, false, cmd_release, "KEY", "KEY is done for now: keep its slot idle" },
+	{ "freeze", 1, 1, 0, false, cmd_freeze, "JOB",
+	  "freeze every process in the slots of JOB (slurm:ID for a Slurm job) until thaw" },
+	{ "thaw", 1, 1, 0, false, cmd_thaw, "JOB", "let the processes of JOB's slots run again" },
 	{ "retire", 1, 1, OPT_MODE | OPT_WAIT, false, cmd_retire, "KEY [--mode auto|reparent|drain] [--wait]",
 	  "remove KEY's slot; --wait prints the verified outcome" },
 	{ "list", 0, 0, 0, false, cmd_list, "", "one line per slot" },

@@ -587,6 +587,28 @@ CGPOOL_EXPORT int cgpool_exec(struct cgpool *c, const char *key, const char *cla
 	return -errno;
 }
 
+CGPOOL_EXPORT int cgpool_freeze_job(struct cgpool *c, const char *job, bool frozen, size_t *nslots)
+{
+	json_t *params, *reply = NULL, *slots;
+	int r;
+
+	if (!c || !job)
+		return -EINVAL;
+	params = json_pack("{s:s, s:b}", "job", job, "frozen", frozen);
+	if (!params)
+		return -EINVAL;
+	r = call_json(c, CGPOOL_INTERFACE ".Freeze", params, &reply);
+	if (r < 0)
+		return r;
+	slots = json_object_get(reply, "slots");
+	if (!json_is_array(slots))
+		r = -EBADMSG;
+	else if (nslots)
+		*nslots = json_array_size(slots);
+	json_decref(reply);
+	return r;
+}
+
 CGPOOL_EXPORT int cgpool_release(struct cgpool *c, const char *key, char **slot_json)
 {
 	if (!c || !key)

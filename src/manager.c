@@ -59,6 +59,11 @@ static const char interface_description[] =
 	"method Attach(key: string, pids: []int, class: ?string, limits: ?object, job: ?string,\n"
 	"  hold: ?int, release: ?bool) -> (slot: Slot)\n"
 	"method Release(key: string) -> (slot: Slot)\n"
+	"# Freeze (frozen true) or thaw the slots whose run is job's: named so, or a\n"
+	"# name that begins with job and \":\" (\"slurm:4711\" names \"slurm:4711:1000\");\n"
+	"# slots: the slots changed (none: no such job on this node). A job's slot is\n"
+	"# thawed when the job ends. NotSupported without cgroup.freeze (no cgroup2)\n"
+	"method Freeze(job: string, frozen: bool) -> (slots: []Slot)\n"
 	"# outcome: released, reparented, drained, pinned, cancelled (the key was attached again);\n"
 	"# \"retiring\" when not waited for\n"
 	"method Retire(key: string, mode: ?string, wait: ?bool) -> (key: string, outcome: string,\n"
@@ -517,6 +522,51 @@ static void m_release(struct vl_call *call, json_t *params, void *ud)
 	reply_slot(m, call, s);
 }
 
+/* ---- Freeze */
+
+struct frozen_slots {
+	struct manager *m;
+	json_t *slots;
+	int r; /* the first failure */
+};
+
+static void frozen_one(struct slot *s, int r, void *ud)
+{
+	struct frozen_slots *f = ud;
+
+	if (r < 0 && f->r == 0)
+		f->r = r;
+	json_array_append_new(f->slots, slot_json(f->m, s));
+}
+
+static void m_freeze(struct vl_call *call, json_t *params, void *ud)
+{
+	struct manager *m = ud;
+	json_t *job = json_object_get(params, "job"), *frozen = json_object_get(params, "frozen");
+	struct frozen_slots f = { m, NULL, 0 };
+	char reason[160];
+
+	if (!require_privileged(m, call))
+		return;
+	if (!json_is_string(job) || !json_string_length(job) || json_string_length(job) > 256) {
+		invalid_parameter(m, call, "job");
+		return;
+	}
+	if (!json_is_boolean(frozen)) {
+		invalid_parameter(m, call, "frozen");
+		return;
+	}
+	f.slots = json_array();
+	pool_tenant_freeze(m->pool, json_string_value(job), json_is_true(frozen), frozen_one, &f);
+	if (f.r < 0) {
+		json_decref(f.slots);
+		snprintf(reason, sizeof(reason), "cgroup.freeze: %s", strerror(-f.r));
+		not_supported(m, call, reason);
+		return;
+	}
+	vl_call_reply(call, json_pack("{s:o}", "slots", f.slots));
+}
+
 /* ---- List: streamed with "more", one reply otherwise */
 
 struct list_stream {
@@ -888,7 +938,8 @@ static const struct {
 	const char *name;
 	vl_method_fn fn;
 } methods[] = {
-	{ "Attach", m_attach }, { "Release", m_release }, { "Retire", m_retire },   { "List", m_list },
+	{ "Attach", m_attach }, { "Release", m_release }, { "Freeze", m_freeze },   { "Retire", m_retire },
+	{ "List", m_list },
 	{ "Status", m_status }, { "Probe", m_probe },     { "Run", m_run },         { "Stop", m_stop },
 	{ "Restart", m_restart }, { "Reload", m_reload }, { "Metrics", m_metrics },
 };

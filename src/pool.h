@@ -148,6 +148,12 @@ void pool_tenant_free(struct slot *s);
  * replaced by tests to stand for a kernel without it */
 extern int (*pool_tenant_pidfd_open)(pid_t pid);
 int pool_tenant_pidfd_open_default(pid_t pid);
+/* Freeze (or thaw) the slots whose run belongs to job: named so, or a name
+ * that begins with job and ':' ("slurm:4711" names "slurm:4711:1000").
+ * each(s, r, ud) for every such slot, r the outcome (0 or -errno); returns
+ * how many. A job's slot is thawed when the job ends. */
+unsigned pool_tenant_freeze(struct pool *p, const char *job, bool frozen, void (*each)(struct slot *s, int r, void *ud),
+			    void *ud);
 
 /* The resource keys limits may name, by bit of slot.run_limits: NULL past
  * the last; pool_resource_bit is 0 for a name that is not one. */

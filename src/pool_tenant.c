@@ -9,12 +9,15 @@
  * the job has ended on this node: everything still in the slot is killed
  * (cgroup.kill, or SIGKILL rounds until it is empty), the key is released
  * (unless the Attach said release = false) and the slot belongs to no job.
+ * A job's slots may be frozen and thawed by the job's name (Freeze: Slurm's
+ * suspend and resume); a job that ends frozen is thawed first.
  * The tenant is kept in the state file, so a restarted daemon watches the
  * same holders again (a holder is known by its pid and start time: a pid
  * reused meanwhile is not taken for it). */
 #include "config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -121,6 +124,37 @@ int pool_tenant_check(const struct slot *s, const char *job)
 	return 0;
 }
 
+/* ---- suspend and resume */
+
+static bool job_named(const char *cur, const char *job)
+{
+	size_t n = strlen(job);
+
+	return cur && strncmp(cur, job, n) == 0 && (cur[n] == '\0' || cur[n] == ':');
+}
+
+unsigned pool_tenant_freeze(struct pool *p, const char *job, bool frozen, void (*each)(struct slot *s, int r, void *ud),
+			    void *ud)
+{
+	unsigned n = 0;
+
+	for (struct slot *s = pool_slot_from(p, 0); s; s = s->id < UINT_MAX ? pool_slot_from(p, s->id + 1) : NULL) {
+		int r;
+		if (!job_lives(s) || !job_named(s->tenant->job, job))
+			continue;
+		r = cg_slot_freeze(p->cg, s->name, frozen);
+		if (r < 0)
+			log_warn("slot %s (%s): job %s not %s: %s", s->name, s->key, s->tenant->job,
+				 frozen ? "frozen" : "thawed", strerror(-r));
+		else
+			log_info("slot %s (%s): job %s %s", s->name, s->key, s->tenant->job,
+				 frozen ? "frozen" : "thawed");
+		each(s, r, ud);
+		n++;
+	}
+	return n;
+}
+
 /* ---- the end of a job on this node */
 
 static void kill_round(struct slot *s)
@@ -166,6 +200,8 @@ static void job_end(struct slot *s)
 		  "slot %s (%s): job %s ended on this node; %u process(es) left in the slot, killed%s", s->name,
 		  s->key, t->job ? t->job : "-", n, t->release ? ", key released" : "");
 	t->ending = true;
+	/* a job suspended when it ended: its slot must not stay frozen for the next one */
+	cg_slot_freeze(s->pool->cg, s->name, false);
 	if (t->release)
 		pool_release(s->pool, s->key, &out);
 	ev_init(&t->kill_timer, kill_timer_cb);

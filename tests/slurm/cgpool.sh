@@ -7,7 +7,9 @@
 # who sets SLURM_ARRAY_* to a running job's values gets a slot of its own);
 # the job's memory is one limit on one slot for all its tasks; what a job
 # leaves behind (setsid strays, batch or srun) is killed when it ends and its
-# slot released, however long it ran; an OOM-killed job is OUT_OF_MEMORY with
+# slot released, however long it ran; scontrol suspend stops what a job
+# daemonized (task/cgpool freezes its slot), resume lets it go on; an
+# OOM-killed job is OUT_OF_MEMORY with
 # Slurm's line; with the daemon down a required plug-in fails the job (srun
 # and batch, with the reason, the node stays up) and an optional one lets it
 # run with a warning, neither hangs; PrologFlags=Contain jobs run.
@@ -201,6 +203,25 @@ scontrol update jobid="$rq" starttime=now
 wait_for 60 field_is "slurm.$rq" runs 2 || fail "requeue: no second run of slurm.$rq (runs $(status_of "slurm.$rq" runs), job $(squeue -h -j $rq -o %T))"
 check "requeued: the second run in the same slot (cgroup_id $id1)" test "$(status_of "slurm.$rq" cgroup_id)" = "$id1"
 scancel "$rq"
+# ---- scontrol suspend: task/cgpool freezes the job's slot, with what the
+# job daemonized out of its process tree (which Slurm's SIGSTOP misses)
+lines() { wc -l < "$T_DIR/susp.log" 2> /dev/null || echo 0; }
+sp=$(sbatch --parsable --output=/dev/null --wrap "setsid sh -c '(while :; do echo x >> $T_DIR/susp.log; sleep 0.1; done) &' < /dev/null > /dev/null 2>&1; exec sleep 3005")
+wait_for 20 sh -c "[ \$(wc -l < '$T_DIR/susp.log' 2> /dev/null || echo 0) -ge 5 ]"
+check "suspend: job $sp's daemonized writer writes ($(lines) lines)" test "$(lines)" -ge 5
+scontrol suspend "$sp"
+sleep 3 # slurmstepd's own SIGSTOP comes 2 s after its SIGTSTP
+a=$(lines)
+sleep 2
+check "suspend: the writer is stopped ($a, then $(lines) lines 2 s later)" test "$(lines)" -eq "$a"
+check "suspend: slurmd's log says task/cgpool froze the job's slot" grep -q "task/cgpool: job $sp: 1 slot(s) frozen" "$S_DIR/slurmd.log"
+scontrol resume "$sp"
+sleep 2
+check "resume: the writer goes on ($a, then $(lines) lines)" test "$(lines)" -gt "$a"
+scancel "$sp"
+wait_for 10 sh -c "! pgrep -f '^sleep 3005\$' > /dev/null && ! pgrep -f '[s]usp.log' > /dev/null"
+check "suspend: nothing of the job left after scancel" sh -c "! pgrep -f '[s]usp.log' > /dev/null"
+
 # the refused second job of a running named key fails its task: expected
 grep "error.*cgpool\|cgpool.*error" "$S_DIR/slurmd.log" | grep -v "task_init() failed\|cgpool-key" > "$T_DIR/errors"
 check "no other cgpool error in slurmd's log" test ! -s "$T_DIR/errors"

@@ -18,7 +18,10 @@
 # a two-task job to a CPU of its own. Under conf/slurm/v2, scancel of a
 # batch job whose script left daemonized processes behind leaves nothing
 # within 5 s; systemctl restart cgpoold while a job runs: the job goes on in
-# its slot with its limit, and the next job is placed.
+# its slot with its limit, and the next job is placed. In both setups
+# scontrol suspend stops a process the job daemonized out of its process
+# tree (under conf/slurm/v2 task/cgpool freezes the job's slot; nobody may
+# freeze it with cgpoolctl), and scontrol resume lets it go on.
 . "${top_srcdir:-/src}/tests/systemd/lib.sh"
 
 CG=/sys/fs/cgroup
@@ -188,6 +191,36 @@ cpus() {
 		test "$(echo "$out" | awk '$2 ~ /^[0-9]+$/ { print $2 }' | sort -u | wc -l)" -eq 2
 }
 
+# suspend VARIANT: scontrol suspend stops what the job daemonized (a
+# writer outside its process tree), resume lets it go on
+lines() { wc -l < /var/tmp/susp.log 2> /dev/null || echo 0; }
+suspend() {
+	rm -f /var/tmp/susp.log
+	jid=$(sbatch --parsable -o /dev/null --wrap 'setsid sh -c "(while :; do echo x >> /var/tmp/susp.log; sleep 0.1; done) &"; exec sleep 1003')
+	timeout 60 sh -c 'until [ "$(wc -l < /var/tmp/susp.log 2> /dev/null || echo 0)" -ge 5 ]; do sleep 0.2; done'
+	check "$1: job $jid's daemonized writer writes ($(lines) lines)" test "$(lines)" -ge 5
+	if [ "$1" = v2 ]; then
+		slot=$(status_of "slurm.$jid" path)
+		out=$(setpriv --reuid=nobody --regid=nogroup --clear-groups "$CGPOOLCTL" freeze "slurm:$jid" 2>&1)
+		check "$1: nobody may freeze the job's slot ($out)" sh -c "echo '$out' | grep -q 'only root and members of socket_group'"
+		check "$1: ... and the slot is not frozen" grep -qx "frozen 0" "$slot/cgroup.events"
+	fi
+	check "$1: scontrol suspend $jid" scontrol suspend "$jid"
+	# slurmstepd sends SIGTSTP, then SIGSTOP (task/cgroup: the freeze) 2 s later
+	sleep 3
+	a=$(lines)
+	sleep 2
+	b=$(lines)
+	check "$1: suspended, the writer is stopped ($a then $b lines 2 s later)" test "$a" -eq "$b"
+	[ "$1" = v2 ] && check "$1: the job's slot is frozen" grep -qx "frozen 1" "$slot/cgroup.events"
+	check "$1: scontrol resume $jid" scontrol resume "$jid"
+	sleep 2
+	check "$1: resumed, the writer goes on ($b then $(lines) lines)" test "$(lines)" -gt "$b"
+	scancel "$jid"
+	timeout 30 sh -c "while pgrep -f '^sleep 1003\$' > /dev/null; do sleep 0.1; done"
+	pkill -f 'echo x >> /var/tmp/susp.log' 2> /dev/null
+}
+
 # ---- the baseline: Slurm's own cgroups
 if slurm_up slurm-cgroup; then
 	echo "the node is idle"
@@ -196,6 +229,7 @@ if slurm_up slurm-cgroup; then
 	check "task/cgroup puts a task in Slurm's job_*/step_*/.../task_* group" \
 		sh -c "echo '$where' | grep -q '/job_[0-9]*/step_0/.*task_0\$'"
 	cpus slurm-cgroup
+	suspend slurm-cgroup
 	added=$(jobs slurm-cgroup) || fail "a job failed under task/cgroup"
 	if reparents; then
 		check "task/cgroup on $(uname -r), a kernel that reparents: $N jobs left $added dying memcgs (few)" \
@@ -219,6 +253,7 @@ echo "a task under conf/slurm/v2: $where"
 check "a job's task runs in a slot of cgpoold-slots.scope ($where)" \
 	sh -c "echo '$where' | grep -q '^0::/.*cgpoold-slots.scope/slot-[0-9]*\$'"
 cpus v2
+suspend v2
 made0=$(created)
 echo "slots made before the jobs: $made0"
 added=$(jobs v2) || fail "a job failed under conf/slurm/v2"

@@ -1084,6 +1084,43 @@ static void test_job_tenant(void **state)
 	assert_int_equal(s->runs, 2);
 }
 
+static void count_frozen(struct slot *s, int r, void *ud)
+{
+	assert_int_equal(r, 0);
+	(*(int *)ud)++;
+}
+
+/* scontrol suspend: the slots of a job frozen by the job's name or its
+ * leading fields, thawed on resume, and thawed when the job ends frozen,
+ * so the key's next job does not start frozen. */
+static void test_job_freeze(void **state)
+{
+	struct env *e = *state;
+	pid_t h = spawn(e, "/"), t = spawn(e, "/"), bad = 0;
+	struct slot *s = NULL;
+	int n = 0;
+	const char *mount = hybrid(e) ? "/sys/fs/cgroup/unified" : "/sys/fs/cgroup";
+
+	env_start(e);
+	struct attach_req req = { "slurm.21", NULL, 0, &t, 1, NULL, 0, "slurm:21:1000", h, false, NULL };
+	assert_int_equal(pool_attach_req(e->pool, &req, &s, &bad), 0);
+	assert_int_equal(pool_tenant_freeze(e->pool, "slurm:2", true, count_frozen, &n), 0);
+	assert_int_equal(pool_tenant_freeze(e->pool, "slurm:21:100", true, count_frozen, &n), 0);
+	assert_int_equal(n, 0);
+	assert_string_equal(slot_file_in(e, mount, s->name, "cgroup.freeze"), "0");
+	assert_int_equal(pool_tenant_freeze(e->pool, "slurm:21", true, count_frozen, &n), 1);
+	assert_int_equal(n, 1);
+	assert_string_equal(slot_file_in(e, mount, s->name, "cgroup.freeze"), "1");
+	assert_int_equal(pool_tenant_freeze(e->pool, "slurm:21:1000", false, count_frozen, &n), 1);
+	assert_string_equal(slot_file_in(e, mount, s->name, "cgroup.freeze"), "0");
+	/* suspended when it ends (scancel): thawed with the job's end */
+	assert_int_equal(pool_tenant_freeze(e->pool, "slurm:21", true, count_frozen, &n), 1);
+	assert_int_equal(cgsim_exit(e->sim, h), 0);
+	assert_non_null(pump_until(e, "slurm.21", SLOT_IDLE, 3.0));
+	assert_string_equal(slot_file_in(e, mount, s->name, "cgroup.freeze"), "0");
+	assert_int_equal(pool_tenant_freeze(e->pool, "slurm:21", true, count_frozen, &n), 0);
+}
+
 static int no_pidfd_open(pid_t pid)
 {
 	(void)pid;
@@ -1180,6 +1217,7 @@ int main(void)
 		BOTH(test_limit_kept),
 		BOTH(test_cpuset_limits),
 		BOTH(test_job_tenant),
+		BOTH(test_job_freeze),
 		BOTH(test_job_tenant_polled),
 		BOTH(test_release_recycles_first),
 	};
