@@ -17,5 +17,6 @@ here=$(cd "$(dirname "$0")" && pwd)
 [ $# -gt 0 ] || set -- ${CGPOOL_VM_KERNEL:-stable unstable}
 
 . "$here/../vm/results.sh"
-run_kernel() { sh "$here/run-systemd-vm.sh" "$1" "$here/smoke.sh" "$here/survive.sh" "$here/slurm.sh"; }
+# slurm.sh takes about 230 s in a guest: each payload gets 400 s
+run_kernel() { CGPOOL_VM_TEST_TIMEOUT=${CGPOOL_VM_TEST_TIMEOUT:-400} sh "$here/run-systemd-vm.sh" "$1" "$here/smoke.sh" "$here/survive.sh" "$here/slurm.sh"; }
 vm_each_kernel check-systemd run_kernel "$@"
