@@ -17,7 +17,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -133,26 +132,39 @@ static bool job_named(const char *cur, const char *job)
 	return cur && strncmp(cur, job, n) == 0 && (cur[n] == '\0' || cur[n] == ':');
 }
 
+struct freeze_req {
+	const char *job;
+	bool frozen;
+	void (*each)(struct slot *s, int r, void *ud);
+	void *ud;
+	unsigned n;
+};
+
+static int freeze_one(struct slot *s, void *arg)
+{
+	struct freeze_req *fr = arg;
+	int r;
+
+	if (!job_lives(s) || !job_named(s->tenant->job, fr->job))
+		return 0;
+	r = cg_slot_freeze(s->pool->cg, s->name, fr->frozen);
+	if (r < 0)
+		log_warn("slot %s (%s): job %s not %s: %s", s->name, s->key, s->tenant->job,
+			 fr->frozen ? "frozen" : "thawed", strerror(-r));
+	else
+		log_info("slot %s (%s): job %s %s", s->name, s->key, s->tenant->job, fr->frozen ? "frozen" : "thawed");
+	fr->each(s, r, fr->ud);
+	fr->n++;
+	return 0;
+}
+
 unsigned pool_tenant_freeze(struct pool *p, const char *job, bool frozen, void (*each)(struct slot *s, int r, void *ud),
 			    void *ud)
 {
-	unsigned n = 0;
+	struct freeze_req fr = { job, frozen, each, ud, 0 };
 
-	for (struct slot *s = pool_slot_from(p, 0); s; s = s->id < UINT_MAX ? pool_slot_from(p, s->id + 1) : NULL) {
-		int r;
-		if (!job_lives(s) || !job_named(s->tenant->job, job))
-			continue;
-		r = cg_slot_freeze(p->cg, s->name, frozen);
-		if (r < 0)
-			log_warn("slot %s (%s): job %s not %s: %s", s->name, s->key, s->tenant->job,
-				 frozen ? "frozen" : "thawed", strerror(-r));
-		else
-			log_info("slot %s (%s): job %s %s", s->name, s->key, s->tenant->job,
-				 frozen ? "frozen" : "thawed");
-		each(s, r, ud);
-		n++;
-	}
-	return n;
+	pool_foreach(p, freeze_one, &fr);
+	return fr.n;
 }
 
 /* ---- the end of a job on this node */

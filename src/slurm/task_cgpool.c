@@ -35,6 +35,7 @@
 #include <slurm/spank.h>
 
 #include "cgpool.h"
+#include "spank_key.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -74,7 +75,7 @@ static int freeze_job(uint32_t job_id, bool frozen)
 	int r;
 
 	snprintf(job, sizeof(job), "slurm:%u", job_id);
-	r = cgpool_connect_timeout(NULL, 5000, &c);
+	r = cgpool_connect_timeout(NULL, SPANK_DEFAULT_TIMEOUT_MS, &c);
 	if (r == 0)
 		r = cgpool_freeze_job(c, job, frozen, &n);
 	if (r < 0) {

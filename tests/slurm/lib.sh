@@ -204,19 +204,8 @@ SlurmctldDebug=info
 SlurmdDebug=info
 PlugStackConfig=$S_DIR/plugstack.conf
 $s_plugins
-SchedulerType=sched/backfill
-SchedulerParameters=batch_sched_delay=0,sched_interval=2
-SelectType=select/cons_tres
-SelectTypeParameters=CR_Core_Memory
+$(grep -v '^#' "${top_srcdir:-.}/tests/slurm/cluster.conf.part")
 DefMemPerCPU=256
-MpiDefault=none
-ReturnToService=2
-MinJobAge=10
-KillWait=5
-InactiveLimit=0
-AccountingStorageType=accounting_storage/none
-JobCompType=jobcomp/none
-MailProg=/bin/true
 NodeName=$s_host NodeAddr=127.0.0.1 $s_node State=UNKNOWN
 PartitionName=test Nodes=$s_host Default=YES MaxTime=INFINITE State=UP
 EOC

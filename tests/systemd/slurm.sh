@@ -113,19 +113,8 @@ SlurmdPidFile=/run/slurmd.pid
 SlurmctldLogFile=/var/log/slurm/slurmctld.log
 SlurmdLogFile=/var/log/slurm/slurmd.log
 $plugins
-SchedulerType=sched/backfill
-SchedulerParameters=batch_sched_delay=0,sched_interval=2
-SelectType=select/cons_tres
-SelectTypeParameters=CR_Core_Memory
+$(grep -v '^#' "$SRC/tests/slurm/cluster.conf.part")
 DefMemPerCPU=128
-MpiDefault=none
-ReturnToService=2
-MinJobAge=10
-KillWait=5
-InactiveLimit=0
-AccountingStorageType=accounting_storage/none
-JobCompType=jobcomp/none
-MailProg=/bin/true
 NodeName=$(hostname -s) NodeAddr=127.0.0.1 $NODE State=UNKNOWN
 PartitionName=test Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 EOC
