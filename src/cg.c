@@ -183,6 +183,11 @@ static int real_watch(void *ctx, int ifd, const char *path, uint32_t mask)
 	return wd < 0 ? -errno : wd;
 }
 
+static int real_devices(void *ctx, const char *dir, const char *deny)
+{
+	return cg_bpf_devices(dir, deny);
+}
+
 const struct cg_fs_ops cg_fs_real = {
 	.mkdir = real_mkdir,
 	.rmdir = real_rmdir,
@@ -194,6 +199,7 @@ const struct cg_fs_ops cg_fs_real = {
 	.watch = real_watch,
 	.subdirs = real_subdirs,
 	.list_subdirs = real_list_subdirs,
+	.devices = real_devices,
 };
 
 /* ---- helpers shared with cg_discover.c and cg_res.c */

@@ -80,6 +80,11 @@ struct cg_fs_ops {
 			    void *ud);
 	/* Optional (NULL: sync(2)). Write dirty data back, machine-wide. */
 	void (*sync)(void *ctx);
+	/* Optional (NULL: no devices.deny). Give the cgroup2 directory dir the
+	 * device filter denying the normalised rules of deny ("c 195:0,b 8:*"),
+	 * allowing every other device; "" takes the filter away. On failure
+	 * the directory keeps the filter it had. */
+	int (*devices)(void *ctx, const char *dir, const char *deny);
 };
 extern const struct cg_fs_ops cg_fs_real;
 
@@ -139,9 +144,12 @@ int cg_slot_populated(struct cg *cg, const char *name, bool *populated);
 int cg_slot_nprocs(struct cg *cg, const char *name, unsigned *n);
 
 /* Resource settings use cgroup v2 file names (memory.max, memory.high,
- * memory.low, memory.swap.max, cpu.max, cpu.weight, io.weight, pids.max) and
- * v2 value syntax; on a v1 memory hierarchy the memory keys are mapped to
- * their v1 files. -EOPNOTSUPP when the hierarchy has no equivalent. */
+ * memory.low, memory.swap.max, cpu.max, cpu.weight, io.weight, pids.max,
+ * cpuset.cpus, cpuset.mems) and v2 value syntax; on a v1 memory hierarchy
+ * the memory keys are mapped to their v1 files. -EOPNOTSUPP when the
+ * hierarchy has no equivalent. devices.deny is no file: it gives the slot's
+ * cgroup2 directory a device filter program (cg_fs_ops devices), on v2 and
+ * hybrid, and is not saved by cg_slot_res_save (n = 0). */
 bool cg_resource_supported(const struct cg *cg, const char *name);
 /* [any thread] */
 int cg_slot_set(struct cg *cg, const char *name, const char *resource, const char *value);

@@ -66,6 +66,9 @@ extern const struct cg_ctrl_desc cg_ctrls[CG_NCTRL];
  * /proc/<pid>/cgroup. -ENOENT: no such line. */
 int cg_proc_path(const char *text, const char *v1name, char *out, size_t len);
 
+/* cg_fs_real's devices (cg_bpf.c) */
+int cg_bpf_devices(const char *dir, const char *deny);
+
 void cg_errf(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Fill cg->hier, nhier, mem, track, ctrl_hier and info.hierarchy, memory_v2,

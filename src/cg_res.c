@@ -200,6 +200,7 @@ static const struct res_desc {
 	{ "io.weight", 3, NULL },
 	{ "cpuset.cpus", 4, NULL },
 	{ "cpuset.mems", 4, NULL },
+	{ "devices.deny", -1, NULL }, /* no controller: a filter program (cg_bpf.c) */
 };
 
 /* does the v1 memory hierarchy account swap (memory.memsw.* at the pool root)? */
@@ -218,6 +219,14 @@ static const struct res_desc *res_find(const struct cg *cg, const char *resource
 		int k;
 		if (strcmp(d->name, resource) != 0)
 			continue;
+		if (d->ctrl < 0) {
+			/* the filter goes on the slot's cgroup2 directory, on v2
+			 * and hybrid alike */
+			if (cg->track < 0 || !cg->ops->devices)
+				return NULL;
+			*h = cg->track;
+			return d;
+		}
 		k = cg->ctrl_hier[d->ctrl];
 		if (k < 0 || (!cg->hier[k].v2 && !d->v1set))
 			return NULL;
@@ -259,9 +268,15 @@ int cg_slot_set(struct cg *cg, const char *name, const char *resource, const cha
 	d = res_find(cg, resource, &h);
 	if (!d)
 		return -EOPNOTSUPP;
-	/* "" only to give a cpuset the parent's CPUs or memory nodes again */
-	if (!value || (*value ? !value_sane(value) : cg_ctrls[d->ctrl].bit != CG_CTRL_CPUSET))
+	/* "" only to give a cpuset the parent's CPUs or memory nodes again,
+	 * or to take a device filter away */
+	if (!value || (*value ? !value_sane(value) : d->ctrl >= 0 && cg_ctrls[d->ctrl].bit != CG_CTRL_CPUSET))
 		return -EINVAL;
+	if (d->ctrl < 0) {
+		char dir[PATH_MAX];
+		r = cg_hpath(cg, h, name, NULL, dir);
+		return r < 0 ? r : cg->ops->devices(cg->ctx, dir, strcmp(value, "none") == 0 ? "" : value);
+	}
 	if (!cg->hier[h].v2)
 		return d->v1set(cg, h, name, value);
 	return slot_write(cg, h, name, d->name, value);
@@ -271,6 +286,8 @@ int cg_slot_set(struct cg *cg, const char *name, const char *resource, const cha
  * are written back */
 static size_t res_files(const struct cg *cg, int h, const struct res_desc *d, const char *files[2])
 {
+	if (d->ctrl < 0)
+		return 0; /* a filter is not read back: see pool_attach.c */
 	if (cg->hier[h].v2) {
 		files[0] = d->name;
 		return 1;

@@ -633,7 +633,7 @@ static void check_all(struct ld *ld)
 		res = res_of(c, i, &nres);
 		for (size_t k = 0; k < *nres; k++) {
 			ctrl = conf_res_ctrl(res[k].name);
-			if (!(c->daemon.controllers & ctrl))
+			if (ctrl != CONF_RES_NOCTRL && !(c->daemon.controllers & ctrl))
 				ld_err_at(ld, res[k].file, res[k].line,
 					  "%s: the %s controller is not enabled (add it to controllers in [daemon])",
 					  res[k].name, conf_ctrl_name(ctrl));

@@ -31,7 +31,7 @@ enum restart_policy { RESTART_NO, RESTART_ON_FAILURE, RESTART_ALWAYS };
  * "max", "50000 100000", "default 100"). file/line say where it was set. */
 struct conf_res {
 	char name[32];
-	char value[64];
+	char value[128]; /* devices.deny lists several devices */
 	const char *file; /* points into struct conf's file name storage */
 	int line;
 };
@@ -136,6 +136,10 @@ void conf_free(struct conf *c);
  * value normalised into out (file NULL, line 0), or -EINVAL with err saying
  * why ("memory.max: invalid size ..."). */
 int conf_res_value(const char *name, const char *value, struct conf_res *out, char *err, size_t errlen);
+/* The devices both normalised devices.deny lists a and b deny, into out
+ * ("none" when none): -EINVAL for a list not normalised, -ENOSPC when out is
+ * too short. */
+int conf_devices_common(const char *a, const char *b, char *out, size_t len);
 
 /* Report every resource setting that the running hierarchy cannot apply
  * (supported() returns false) as "FILE:LINE: memory.swap.max: not supported

@@ -463,6 +463,124 @@ static int rn_mems(const char *v, char *out, size_t len)
 	return rn_idlist(v, 1024, out, len);
 }
 
+/* one device rule of devices.deny: "c 195:0", "c 195:0-3" or "b 8:*" */
+static int rn_device(const char **pv, char *out, size_t len)
+{
+	const char *v = *pv + strspn(*pv, WS);
+	char type = *v;
+	unsigned long major, lo = 0, hi = 0;
+	char *end;
+
+	if ((type != 'c' && type != 'b') || !strchr(WS, v[1]) || !v[1])
+		return -EINVAL;
+	v += 1 + strspn(v + 1, WS);
+	if (*v < '0' || *v > '9')
+		return -EINVAL;
+	major = strtoul(v, &end, 10);
+	if (*end != ':' || major > 4095)
+		return -EINVAL;
+	v = end + 1;
+	if (*v == '*') {
+		v++;
+		hi = ULONG_MAX;
+	} else {
+		if (*v < '0' || *v > '9')
+			return -EINVAL;
+		lo = hi = strtoul(v, &end, 10);
+		v = end;
+		if (*v == '-') {
+			if (v[1] < '0' || v[1] > '9')
+				return -EINVAL;
+			hi = strtoul(v + 1, &end, 10);
+			v = end;
+		}
+		if (hi > 1048575 || lo > hi)
+			return -EINVAL;
+	}
+	*pv = v;
+	int n = hi == ULONG_MAX ? snprintf(out, len, "%c %lu:*", type, major)
+	      : lo == hi	? snprintf(out, len, "%c %lu:%lu", type, major, lo)
+				: snprintf(out, len, "%c %lu:%lu-%lu", type, major, lo, hi);
+	return n < 0 || (size_t)n >= len ? -EINVAL : n;
+}
+
+/* devices.deny: device rules separated by commas, each "TYPE MAJOR:MINOR"
+ * with TYPE c or b and MINOR a number, a range N-M or *; or none */
+static int rn_devices(const char *v, char *out, size_t len)
+{
+	const char *w = v + strspn(v, WS);
+	size_t o = 0;
+
+	if (strncmp(w, "none", 4) == 0 && w[4 + strspn(w + 4, WS)] == '\0')
+		return snprintf(out, len, "none") >= (int)len ? -EINVAL : 0;
+
+	for (;;) {
+		int n = rn_device(&v, out + o, len - o);
+		if (n < 0)
+			return n;
+		o += (size_t)n;
+		v += strspn(v, WS);
+		if (*v != ',')
+			break;
+		if (o + 1 >= len)
+			return -EINVAL;
+		out[o++] = ',';
+		v++;
+	}
+	return *v ? -EINVAL : 0;
+}
+
+/* the next rule of a normalised devices.deny list, "*" as hi = UINT_MAX */
+static int dev_scan(const char **v, char *type, unsigned *major, unsigned *lo, unsigned *hi)
+{
+	int used = 0;
+
+	if (sscanf(*v, "%c %u:*%n", type, major, &used) == 2 && used) {
+		*lo = 0;
+		*hi = UINT_MAX;
+	} else if (sscanf(*v, "%c %u:%u-%u%n", type, major, lo, hi, &used) == 4 && used) {
+	} else if (sscanf(*v, "%c %u:%u%n", type, major, lo, &used) == 3 && used)
+		*hi = *lo;
+	else
+		return -EINVAL;
+	*v += used;
+	if (**v == ',')
+		(*v)++;
+	return 0;
+}
+
+int conf_devices_common(const char *a, const char *b, char *out, size_t len)
+{
+	size_t o = 0;
+
+	out[0] = '\0';
+	if (strcmp(a, "none") == 0 || strcmp(b, "none") == 0)
+		a = "";
+	while (*a) {
+		char ta, tb;
+		unsigned ma, la, ha, mb, lb, hb;
+		const char *bb = b;
+		if (dev_scan(&a, &ta, &ma, &la, &ha) < 0)
+			return -EINVAL;
+		while (*bb) {
+			if (dev_scan(&bb, &tb, &mb, &lb, &hb) < 0)
+				return -EINVAL;
+			unsigned lo = la > lb ? la : lb, hi = ha < hb ? ha : hb;
+			if (ta != tb || ma != mb || lo > hi)
+				continue;
+			int n = hi == UINT_MAX && lo == 0 ? snprintf(out + o, len - o, "%s%c %u:*", o ? "," : "", ta, ma)
+			      : lo == hi ? snprintf(out + o, len - o, "%s%c %u:%u", o ? "," : "", ta, ma, lo)
+					 : snprintf(out + o, len - o, "%s%c %u:%u-%u", o ? "," : "", ta, ma, lo, hi);
+			if (n < 0 || (size_t)n >= len - o)
+				return -ENOSPC;
+			o += (size_t)n;
+		}
+	}
+	if (o == 0 && snprintf(out, len, "none") >= (int)len)
+		return -ENOSPC;
+	return 0;
+}
+
 #define SIZE_HINT "use a number with K, M, G or T, or max"
 static const struct resdef {
 	const char *name;
@@ -483,6 +601,8 @@ static const struct resdef {
 	  "use CPU numbers below 8192 and ranges of them, ascending, like 0-3,8" },
 	{ "cpuset.mems", CONF_CTRL_CPUSET, rn_mems, "memory node list",
 	  "use memory node numbers below 1024 and ranges of them, ascending, like 0-1" },
+	{ "devices.deny", CONF_RES_NOCTRL, rn_devices, "device list",
+	  "use rules like c 195:0, c 195:2-3 or b 8:* separated by commas, or none" },
 };
 
 static const struct resdef *resdef_find(const char *name)

@@ -60,7 +60,9 @@ void conf_keys_print(FILE *f, const struct conf_sect *s, const void *base);
 const struct conf_sect *conf_sect_at(size_t i);
 
 /* Resource keys of [class] and [job]: the controller bit name needs, 0 when
- * name is not a resource key. */
+ * name is not a resource key, CONF_RES_NOCTRL for one that needs no
+ * controller (devices.deny: a device filter program on the slot). */
+#define CONF_RES_NOCTRL (1u << 31)
 unsigned conf_res_ctrl(const char *name);
 /* normalise v into out (see struct conf_res), or -EINVAL with err */
 int conf_res_parse(const char *name, const char *v, char *out, size_t outlen, char *err, size_t errlen);

@@ -27,6 +27,7 @@ static const struct {
 	{ "memory.max", "max" }, { "memory.high", "max" }, { "memory.low", "0" },
 	{ "memory.swap.max", "max" }, { "pids.max", "max" }, { "cpu.max", "max 100000" },
 	{ "cpu.weight", "100" }, { "io.weight", "default 100" }, { "cpuset.cpus", "" }, { "cpuset.mems", "" },
+	{ "devices.deny", "" },
 };
 
 static void scrub_done(int r, void *arg);

@@ -48,6 +48,7 @@ struct tenant {
 	unsigned nholders;
 	unsigned kill_rounds;
 	ev_timer kill_timer;
+	char *devices;    /* devices.deny of the job's current run, NULL: none known */
 };
 
 struct run {

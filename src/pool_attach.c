@@ -113,46 +113,78 @@ int pool_attach_owned(struct pool *p, const char *key, const char *class_name, u
 	return pool_attach_req(p, &req, out, bad_pid);
 }
 
+/* The value an Attach's limit l gets: a job's step that attaches to the
+ * run of its job denies only the devices the run denies already, so a
+ * step given fewer devices than its job (Slurm's srun --gres inside a
+ * batch job) takes none away from the rest of the job in the slot. */
+static const char *limit_value(const struct slot *s, const struct attach_req *req, const struct conf_res *l,
+			       char *buf, size_t len)
+{
+	const char *had = strcmp(l->name, "devices.deny") == 0 ? pool_tenant_devices(s, req->job) : NULL;
+
+	if (had && conf_devices_common(had, l->value, buf, len) == 0)
+		return buf;
+	return l->value;
+}
+
 /* The run's own limits, after the settings of its class and key. A value
  * the kernel refuses fails the Attach before any process moves, and the
  * values this Attach wrote before it are put back: a running run keeps
- * the limits it had. */
-static int apply_run_limits(struct slot *s, const struct attach_req *req)
+ * the limits it had. devices.deny, which is not read back, goes last: only
+ * its own failure can follow it, and then the slot keeps the filter it had.
+ * devices (out) is the devices.deny written, when *devset. */
+static int apply_run_limits(struct slot *s, const struct attach_req *req, char *devices, size_t devlen, bool *devset)
 {
 	struct cg_res_saved saved[CONF_MAX_RES];
+	const struct conf_res *order[CONF_MAX_RES];
 	uint16_t had = s->run_limits;
-	size_t i, nsaved = 0;
+	size_t i, n = 0, nsaved = 0;
 	int r = 0;
 
-	for (i = 0; i < req->nlimits; i++) {
-		const struct conf_res *l = &req->limits[i];
+	*devset = false;
+	for (i = 0; i < req->nlimits && n < CONF_MAX_RES; i++)
+		if (strcmp(req->limits[i].name, "devices.deny") != 0)
+			order[n++] = &req->limits[i];
+	for (i = 0; i < req->nlimits && n < CONF_MAX_RES; i++)
+		if (strcmp(req->limits[i].name, "devices.deny") == 0)
+			order[n++] = &req->limits[i];
+	for (i = 0; i < n; i++) {
+		const struct conf_res *l = order[i];
+		char buf[sizeof(l->value)];
+		const char *v = limit_value(s, req, l, buf, sizeof(buf));
 
 		r = cg_slot_res_save(s->pool->cg, s->name, l->name, &saved[i]);
 		if (r == 0) {
 			nsaved = i + 1; /* a refused write may have changed one of its files */
-			r = cg_slot_set(s->pool->cg, s->name, l->name, l->value);
+			r = cg_slot_set(s->pool->cg, s->name, l->name, v);
 		}
 		if (r < 0) {
-			log_warn("slot %s (%s): limit %s = %s: %s", s->name, s->key, l->name, l->value, strerror(-r));
+			log_warn("slot %s (%s): limit %s = %s: %s", s->name, s->key, l->name, v, strerror(-r));
 			if (req->refused)
 				*req->refused = l;
 			break;
 		}
+		if (v != l->value)
+			log_info("slot %s (%s): limit %s = %s for this run (what job %s's run and this attach both deny)",
+				 s->name, s->key, l->name, *v ? v : "(none)", req->job);
+		else
+			log_info("slot %s (%s): limit %s = %s for this run", s->name, s->key, l->name, v);
+		if (strcmp(l->name, "devices.deny") == 0) {
+			snprintf(devices, devlen, "%s", v);
+			*devset = true;
+		}
 		s->run_limits |= (uint16_t)pool_resource_bit(l->name);
 	}
-	if (r == 0) {
-		for (i = 0; i < req->nlimits; i++)
-			log_info("slot %s (%s): limit %s = %s for this run", s->name, s->key, req->limits[i].name,
-				 req->limits[i].value);
+	if (r == 0)
 		return 0;
-	}
 	for (i = nsaved; i-- > 0;) {
 		int rr = cg_slot_res_restore(s->pool->cg, s->name, &saved[i]);
 		if (rr < 0)
 			log_warn("slot %s (%s): limit %s: the value before this attach not restored: %s", s->name,
-				 s->key, req->limits[i].name, strerror(-rr));
+				 s->key, order[i]->name, strerror(-rr));
 	}
 	s->run_limits = had;
+	*devset = false;
 	if (req->nlimits > 1 || s->state == SLOT_RUNNING)
 		log_info("slot %s (%s): the limits of the run are as before the attach", s->name, s->key);
 	return r;
@@ -168,6 +200,8 @@ int pool_attach_req(struct pool *p, const struct attach_req *req, struct slot **
 	unsigned act = 0;
 	size_t moved = 0;
 	bool fresh;
+	char devices[sizeof(req->limits->value)];
+	bool devset = false;
 	int r;
 
 	/* a key without a slot binds only for live processes, several move
@@ -203,7 +237,7 @@ int pool_attach_req(struct pool *p, const struct attach_req *req, struct slot **
 		goto fail;
 	if (act & SLOT_ACT_APPLY)
 		pool_act_apply(s); /* limits in place before the processes arrive */
-	r = apply_run_limits(s, req);
+	r = apply_run_limits(s, req, devices, sizeof(devices), &devset);
 	if (r < 0)
 		goto fail;
 	s->released = false;
@@ -235,6 +269,9 @@ int pool_attach_req(struct pool *p, const struct attach_req *req, struct slot **
 				*bad_pid = req->hold;
 			}
 		}
+		if (devset && pool_tenant_set_devices(s, devices) < 0)
+			log_warn("slot %s (%s): job %s: its devices.deny not kept: %s", s->name, key, req->job ? req->job : "-",
+				 strerror(ENOMEM));
 	}
 	if (fresh || prev != next || (act & SLOT_ACT_RUN_START) || req->nlimits || req->job || req->hold > 0)
 		pool_save(p, s); /* an Attach to the running slot changes nothing kept */

@@ -121,6 +121,11 @@ int pool_tenant_check(const struct slot *s, const char *job);
 int pool_tenant_bind(struct slot *s, const char *job, pid_t hold, bool release);
 /* the slot's run ended: a job nothing holds any more is forgotten */
 void pool_tenant_run_ended(struct slot *s);
+/* The devices.deny the running run of job has, NULL when none is known
+ * (another job, a new run, or a daemon restarted since). */
+const char *pool_tenant_devices(const struct slot *s, const char *job);
+/* Keep deny as the job's run's devices.deny (after pool_tenant_bind). */
+int pool_tenant_set_devices(struct slot *s, const char *deny);
 void pool_tenant_move(struct slot *to, struct slot *from);
 void pool_tenant_resume(struct slot *s);
 

@@ -89,6 +89,7 @@ void pool_tenant_free(struct slot *s)
 	if (p)
 		ev_timer_stop(p->loop, &t->kill_timer);
 	free(t->job);
+	free(t->devices);
 	free(t);
 	s->tenant = NULL;
 }
@@ -355,6 +356,30 @@ int pool_tenant_bind(struct slot *s, const char *job, pid_t hold, bool release)
 		holder_free(s->pool, h);
 	}
 	return r;
+}
+
+const char *pool_tenant_devices(const struct slot *s, const char *job)
+{
+	const struct tenant *t = s->tenant;
+
+	if (!t || !t->devices || !job || !t->job || strcmp(t->job, job) != 0 || s->state != SLOT_RUNNING ||
+	    !(s->run_limits & pool_resource_bit("devices.deny")))
+		return NULL;
+	return t->devices;
+}
+
+int pool_tenant_set_devices(struct slot *s, const char *deny)
+{
+	char *dup;
+
+	if (!s->tenant)
+		return 0;
+	dup = strdup(deny);
+	if (!dup)
+		return -ENOMEM;
+	free(s->tenant->devices);
+	s->tenant->devices = dup;
+	return 0;
 }
 
 /* A run ended (the slot emptied): a job with no holder is over; one with

@@ -26,7 +26,13 @@
  * binds each task (task/affinity, --cpu-bind) before post_fork, and a move
  * into another cpuset gives a task that cpuset's CPUs as its affinity on
  * kernels before 6.2: the plug-in reads each task's affinity at its
- * post_fork and sets it again after the Attach. */
+ * post_fork and sets it again after the Attach.
+ *
+ * With devices=yes the Attach also sets the slot's devices.deny to the
+ * node's GRES device files that are not the job's GPUs (job_devices), as
+ * Slurm's ConstrainDevices does: the daemon attaches a device filter to the
+ * slot, and a later step of the job denies only what the slot denies
+ * already. */
 #include "config.h"
 
 #include <dlfcn.h>
@@ -42,6 +48,7 @@
 #include <unistd.h>
 
 #include <jansson.h>
+#include <slurm/slurm.h>
 #include <slurm/spank.h>
 
 #include "cgpool.h"
@@ -49,6 +56,8 @@
 
 #define EXPORT __attribute__((visibility("default")))
 #define EXTERN_STEP 0xfffffffcU /* SLURM_EXTERN_CONT: PrologFlags=Contain's step */
+#define BATCH_STEP 0xfffffffbU  /* SLURM_BATCH_SCRIPT */
+#define INTERACTIVE_STEP 0xfffffffaU /* SLURM_INTERACTIVE_STEP */
 #define MAX_TASKS 4096          /* local tasks of one step placed in one Attach */
 
 #pragma GCC visibility push(default)
@@ -295,6 +304,78 @@ static int job_cpus(spank_t sp, char *out, size_t len, const char **why)
 	return 0;
 }
 
+/* Slurm's gres_device_t (src/common/gres.h), as 22.05 to 25.05 have it */
+struct slurm_gres_device {
+	int index;
+	int alloc;
+	struct {
+		uint32_t major, minor;
+		int type; /* DEV_TYPE_NONE, _BLOCK, _CHAR */
+	} dev_desc;
+	int dev_num;
+	char *path;
+	char *unique_id;
+};
+
+/* The job's devices.deny on this node (devices=yes): every GRES device file
+ * of the node, as slurmstepd's gres plug-ins loaded gres.conf (its own
+ * gres_g_get_devices, through dlsym), except the job's GPUs. Which GPUs are
+ * the job's, slurmstepd has written into the step's environment from the
+ * credential before any task forks: SLURM_JOB_GPUS for the batch script
+ * and the interactive step, SLURM_STEP_GPUS for a step (it removes the
+ * variable when none is allocated, so nothing the user set survives). That
+ * holds only when gres/gpu is one of the node's GresTypes: otherwise the
+ * variables are the user's, and the plug-in refuses. out is "" when the
+ * node has no GRES device file. 0, or -1 with why. */
+static int job_devices(spank_t sp, uint32_t step, char *out, size_t len, char *why, size_t whylen)
+{
+	List (*get_devices)(List, bool, uint16_t, char *, int, pid_t) = NULL;
+	void *f = dlsym(RTLD_DEFAULT, "gres_g_get_devices");
+	const slurm_conf_t *conf = dlsym(RTLD_DEFAULT, "slurm_conf");
+	const char *var = step == BATCH_STEP || step == INTERACTIVE_STEP ? "SLURM_JOB_GPUS" : "SLURM_STEP_GPUS";
+	struct spank_dev devs[256];
+	struct slurm_gres_device *d;
+	char allowed[1024] = "";
+	ListIterator it = NULL;
+	List list;
+	size_t n = 0;
+	int r;
+
+	if (!f || !conf) {
+		snprintf(why, whylen, "this slurmstepd has no gres_g_get_devices to read the node's GRES devices");
+		return -1;
+	}
+	memcpy(&get_devices, &f, sizeof(f));
+	list = get_devices(NULL, true, 0, NULL, 0, 0); /* every device, none allocated */
+	if (list)
+		it = slurm_list_iterator_create(list);
+	while (it && (d = slurm_list_next(it)) && n < sizeof(devs) / sizeof(devs[0])) {
+		if (d->dev_desc.type != 1 && d->dev_desc.type != 2)
+			continue;
+		devs[n++] = (struct spank_dev){ d->index, d->dev_desc.type == 1 ? 'b' : 'c', d->dev_desc.major,
+						d->dev_desc.minor };
+	}
+	if (it)
+		slurm_list_iterator_destroy(it);
+	if (list)
+		slurm_list_destroy(list); /* the records are the plug-ins' own */
+	out[0] = '\0';
+	if (n == 0)
+		return 0;
+	if (!spank_list_has(conf->gres_plugins, "gpu")) {
+		snprintf(why, whylen, "the node's GRES devices are not GPUs (GresTypes has no gpu), and only for GPUs "
+				      "does slurmstepd tell the job which are its own");
+		return -1;
+	}
+	if (spank_getenv(sp, var, allowed, sizeof(allowed)) != ESPANK_SUCCESS)
+		allowed[0] = '\0';
+	r = spank_devices_deny(devs, n, allowed, out, len);
+	if (r < 0)
+		snprintf(why, whylen, "%s=%s: %s", var, allowed,
+			 r == -EINVAL ? "not a list of GRES indices" : "too many devices to deny");
+	return r < 0 ? -1 : 0;
+}
+
 /* each task's affinity as it was before the move into the slot */
 static void affinity_restore(void)
 {
@@ -307,9 +388,9 @@ static void affinity_restore(void)
 /* One Attach for the step's local tasks: a connection of its own, closed at once */
 static void place_step(spank_t sp, const struct spank_job *job)
 {
-	struct cgpool_limit limits[3] = { { "memory.max", NULL }, { "memory.swap.max", NULL } };
+	struct cgpool_limit limits[4] = { { "memory.max", NULL }, { "memory.swap.max", NULL } };
 	struct cgpool_job tenant = { NULL, 0, args.release };
-	char key[SPANK_KEY_MAX + 1], jobname[64], mem[32], swap[32], cpus[1024], *slot = NULL;
+	char key[SPANK_KEY_MAX + 1], jobname[64], mem[32], swap[32], cpus[1024], devices[128], *slot = NULL;
 	const char *sock = args.socket[0] ? args.socket : NULL, *env = getenv("CGPOOL_SOCKET");
 	uint64_t mb = job_memory_mb(sp);
 	struct cgpool *c = NULL;
@@ -344,6 +425,19 @@ static void place_step(spank_t sp, const struct spank_job *job)
 		}
 		limits[nlimits].name = "cpuset.cpus";
 		limits[nlimits++].value = cpus;
+	}
+	if (args.devices) {
+		char no_devices[256];
+		uint32_t step = 0;
+		spank_get_item(sp, S_JOB_STEPID, &step);
+		if (job_devices(sp, step, devices, sizeof(devices), no_devices, sizeof(no_devices)) < 0) {
+			fail_step("cgpool: job %u: devices=yes: %s", job->job_id, no_devices);
+			return;
+		}
+		if (devices[0]) {
+			limits[nlimits].name = "devices.deny";
+			limits[nlimits++].value = devices;
+		}
 	}
 	r = cgpool_connect_timeout(sock, args.timeout_ms, &c);
 	if (r == 0)
@@ -433,7 +527,7 @@ EXPORT int slurm_spank_task_exit(spank_t sp, int ac, char **av)
 	oom_told = true;
 	spank_get_item(sp, S_JOB_ID, &job_id);
 	spank_get_item(sp, S_JOB_STEPID, &step);
-	if (step == 0xfffffffbU)
+	if (step == BATCH_STEP)
 		slurm_error("Detected %" PRIu64 " oom-kill event(s) in StepId=%u.batch. Some of your processes may "
 			    "have been killed by the cgroup out-of-memory handler.", now - oom_base, job_id);
 	else

@@ -36,10 +36,14 @@ static int one_arg(const char *a, struct spank_args *out, char *err, size_t errl
 		return set_str(out->pattern, sizeof(out->pattern), v, a, err, errlen);
 	if (n == 5 && strncmp(a, "class", n) == 0)
 		return set_str(out->class_name, sizeof(out->class_name), v, a, err, errlen);
-	if ((n == 7 && strncmp(a, "release", n) == 0) || (n == 6 && strncmp(a, "cpuset", n) == 0)) {
-		bool *flag = n == 7 ? &out->release : &out->cpuset;
-		if (strcmp(v, "yes") != 0 && strcmp(v, "no") != 0)
-			return bad_arg(err, errlen, a, n == 7 ? "use release=yes or release=no" : "use cpuset=yes or cpuset=no");
+	if ((n == 7 && strncmp(a, "release", n) == 0) || (n == 6 && strncmp(a, "cpuset", n) == 0) ||
+	    (n == 7 && strncmp(a, "devices", n) == 0)) {
+		bool *flag = a[0] == 'r' ? &out->release : a[0] == 'c' ? &out->cpuset : &out->devices;
+		char hint[64];
+		if (strcmp(v, "yes") != 0 && strcmp(v, "no") != 0) {
+			snprintf(hint, sizeof(hint), "use %.*s=yes or %.*s=no", (int)n, a, (int)n, a);
+			return bad_arg(err, errlen, a, hint);
+		}
 		*flag = strcmp(v, "yes") == 0;
 		return 0;
 	}
@@ -57,7 +61,7 @@ static int one_arg(const char *a, struct spank_args *out, char *err, size_t errl
 		out->swap_pct = (int)pct;
 		return 0;
 	}
-	return bad_arg(err, errlen, a, "unknown (use socket=, key=, class=, release=, timeout=, swap=, cpuset=)");
+	return bad_arg(err, errlen, a, "unknown (use socket=, key=, class=, release=, timeout=, swap=, cpuset=, devices=)");
 }
 
 /* the pattern names the job (%j), and nothing a user's environment sets */
@@ -276,4 +280,91 @@ int spank_conf_conflict(const char *slurm_conf, const char *cgroup_conf, char *w
 		}
 	}
 	return 0;
+}
+
+bool spank_list_has(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = list ? list : ""; *p;) {
+		size_t w = strcspn(p, ",");
+		if (w == n && strncasecmp(p, name, n) == 0)
+			return true;
+		p += w + (p[w] == ',');
+	}
+	return false;
+}
+
+/* is index in Slurm's comma list of GRES indices? -1: not such a list */
+static int index_listed(const char *allowed, int index)
+{
+	const char *p = allowed ? allowed : "";
+
+	while (*p) {
+		char *end;
+		long v;
+		if (*p < '0' || *p > '9')
+			return -1;
+		v = strtol(p, &end, 10);
+		if (*end && *end != ',')
+			return -1;
+		if (v == index)
+			return 1;
+		p = *end ? end + 1 : end;
+	}
+	return 0;
+}
+
+static int dev_cmp(const void *a, const void *b)
+{
+	const struct spank_dev *x = a, *y = b;
+
+	if (x->type != y->type)
+		return x->type < y->type ? -1 : 1;
+	if (x->major != y->major)
+		return x->major < y->major ? -1 : 1;
+	return x->minor < y->minor ? -1 : x->minor > y->minor;
+}
+
+int spank_devices_deny(const struct spank_dev *devs, size_t n, const char *allowed, char *out, size_t len)
+{
+	struct spank_dev *deny = calloc(n ? n : 1, sizeof(*deny));
+	size_t nd = 0, o = 0;
+	int r = 0;
+
+	if (!deny)
+		return -ENOMEM;
+	if (index_listed(allowed, -2) < 0)
+		r = -EINVAL;
+	for (size_t i = 0; r == 0 && i < n; i++)
+		if (index_listed(allowed, devs[i].index) == 0)
+			deny[nd++] = devs[i];
+	qsort(deny, nd, sizeof(*deny), dev_cmp);
+	out[0] = '\0';
+	for (size_t i = 0; r == 0 && i < nd;) {
+		size_t j = i;
+		int w;
+		/* a run of consecutive minors of one type and major */
+		while (deny[i].minor != SPANK_DEV_ANY && j + 1 < nd && deny[j + 1].type == deny[i].type &&
+		       deny[j + 1].major == deny[i].major && deny[j + 1].minor <= deny[j].minor + 1 &&
+		       deny[j + 1].minor != SPANK_DEV_ANY)
+			j++;
+		if (deny[i].minor == SPANK_DEV_ANY)
+			w = snprintf(out + o, len - o, "%s%c %u:*", o ? "," : "", deny[i].type, deny[i].major);
+		else if (deny[j].minor == deny[i].minor)
+			w = snprintf(out + o, len - o, "%s%c %u:%u", o ? "," : "", deny[i].type, deny[i].major,
+				     deny[i].minor);
+		else
+			w = snprintf(out + o, len - o, "%s%c %u:%u-%u", o ? "," : "", deny[i].type, deny[i].major,
+				     deny[i].minor, deny[j].minor);
+		if (w < 0 || (size_t)w >= len - o)
+			r = -ENOSPC;
+		else
+			o += (size_t)w;
+		i = j + 1;
+	}
+	free(deny);
+	if (r == 0 && o == 0 && n > 0 && snprintf(out, len, "none") >= (int)len)
+		r = -ENOSPC;
+	return r;
 }

@@ -21,7 +21,26 @@ struct spank_args {
 	unsigned timeout_ms;      /* timeout=MS: connect and every call */
 	int swap_pct;             /* swap=PERCENT: the job's swap, of its memory; -1 none set */
 	bool cpuset;              /* cpuset=yes|no: the slot's cpuset.cpus are the job's CPUs */
+	bool devices;             /* devices=yes|no: the slot denies the node's GPUs that are not the job's */
 };
+
+/* One GRES device file of the node, as slurmstepd's gres plug-ins have it */
+struct spank_dev {
+	int index;      /* the GRES index: what SLURM_JOB_GPUS and SLURM_STEP_GPUS list */
+	char type;      /* 'c' or 'b' */
+	uint32_t major, minor; /* minor SPANK_DEV_ANY: every minor */
+};
+#define SPANK_DEV_ANY 0xfffffffeU /* Slurm's NO_VAL */
+
+/* The devices.deny list of the devices in devs whose index is not in
+ * allowed (Slurm's comma list of GRES indices, "0,2"; "" or NULL: none),
+ * consecutive minors merged ("c 195:1-3,c 195:5"), into out: "none" when
+ * the job may open them all (a later step of it must not deny them), ""
+ * when devs is empty. -EINVAL when allowed is no such list, -ENOSPC when out is too
+ * short. */
+/* does Slurm's comma list (GresTypes: "gpu,mps") name name? NULL: none */
+bool spank_list_has(const char *list, const char *name);
+int spank_devices_deny(const struct spank_dev *devs, size_t n, const char *allowed, char *out, size_t len);
 
 /* What slurmctld signed in the job's credential: nothing a user's
  * environment can set (for srun steps slurmstepd takes the array ids from

@@ -15,7 +15,11 @@
 # slot (--mem=64M allocating 256 MiB is OUT_OF_MEMORY, --mem=512M
 # completes). In both setups a -c1 job's task may run on its one CPU only (a
 # taskset to the other fails) and --cpu-bind=cores still binds each task of
-# a two-task job to a CPU of its own. Under conf/slurm/v2, scancel of a
+# a two-task job to a CPU of its own; with two fake GPUs (gres.conf, major
+# 195, no driver) a --gres=gpu:1 job opens its own (ENXIO) and not the other
+# (EPERM), even when the user sets SLURM_STEP_GPUS, a job without --gres
+# neither, and a batch job with both still opens both after a step of it
+# that had one (ConstrainDevices=yes; devices=yes). Under conf/slurm/v2, scancel of a
 # batch job whose script left daemonized processes behind leaves nothing
 # within 5 s; systemctl restart cgpoold while a job runs: the job goes on in
 # its slot with its limit, and the next job is placed. In both setups
@@ -85,6 +89,12 @@ check "cgpoold answers" timeout 30 "$CGPOOLCTL" health
 NODE=$(timeout 30 slurmd -C 2> /dev/null | sed -n 's/^NodeName=[^ ]* //p' | head -n 1)
 [ -n "$NODE" ] || skip "slurmd -C did not describe this node"
 mkdir -p /etc/slurm /var/spool/slurmctld /var/spool/slurmd /var/log/slurm
+# two fake GPUs: NVIDIA's major, no driver (an open that passes the device
+# filter fails with ENXIO, one it stops with EPERM)
+for i in 0 1; do
+	[ -c /dev/nvidia$i ] || mknod /dev/nvidia$i c 195 $i
+done
+printf 'AutoDetect=off\nName=gpu File=/dev/nvidia[0-1]\n' > /etc/slurm/gres.conf
 slurm_conf() {
 	case $1 in
 	slurm-cgroup)
@@ -115,7 +125,8 @@ SlurmdLogFile=/var/log/slurm/slurmd.log
 $plugins
 $(grep -v '^#' "$SRC/tests/slurm/cluster.conf.part")
 DefMemPerCPU=128
-NodeName=$(hostname -s) NodeAddr=127.0.0.1 $NODE State=UNKNOWN
+GresTypes=gpu
+NodeName=$(hostname -s) NodeAddr=127.0.0.1 $NODE Gres=gpu:2 State=UNKNOWN
 PartitionName=test Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 EOC
 }
@@ -155,6 +166,39 @@ jobs() {
 	sleep 1
 	echo "$1: $N jobs in $ms ms ($((ms / N)) ms a job); dying memcgs $before -> $(dying)" >&2
 	echo $(($(dying) - before))
+}
+
+# gpus VARIANT: with --gres=gpu:1 a job opens its own GPU (ENXIO: past the
+# filter) and not the other (EPERM), whatever SLURM_STEP_GPUS the user sets;
+# without --gres neither; a batch job with both keeps both after a step of
+# it that has one
+cat > /var/tmp/gpus.sh << 'EOS'
+for d in 0 1; do
+	err=$(cat /dev/nvidia$d 2>&1 > /dev/null)
+	case $err in
+	*"No such device or address"*) echo "nvidia$d ENXIO" ;;
+	*"Operation not permitted"*) echo "nvidia$d EPERM" ;;
+	*) echo "nvidia$d other: $err" ;;
+	esac
+done
+EOS
+gpus() {
+	out=$(SLURM_STEP_GPUS=0,1 srun -Q --gres=gpu:1 sh -c 'echo "mine ${SLURM_STEP_GPUS:-none}"; sh /var/tmp/gpus.sh')
+	echo "$1: --gres=gpu:1 (the user set SLURM_STEP_GPUS=0,1):" $out
+	mine=$(echo "$out" | sed -n 's/^mine //p')
+	other=$((1 - ${mine:-0}))
+	check "$1: --gres=gpu:1 opens its GPU nvidia$mine (ENXIO: no driver)" \
+		sh -c "echo '$out' | grep -qx 'nvidia$mine ENXIO'"
+	check "$1: and not the other, nvidia$other (EPERM)" sh -c "echo '$out' | grep -qx 'nvidia$other EPERM'"
+	out=$(SLURM_STEP_GPUS=0,1 srun -Q sh /var/tmp/gpus.sh)
+	echo "$1: no --gres:" $out
+	check "$1: a job without --gres opens no GPU" test "$(echo "$out" | grep -c EPERM)" -eq 2
+	jid=$(sbatch --parsable --gres=gpu:2 -o /var/tmp/gpus2.out \
+		--wrap 'srun -Q --gres=gpu:1 true; sh /var/tmp/gpus.sh')
+	timeout 60 sh -c "until [ \"\$(scontrol -o show job $jid | grep -o 'JobState=[A-Z]*')\" = JobState=COMPLETED ]; do sleep 0.5; done"
+	echo "$1: batch job $jid with gpu:2, after a step with gpu:1:" $(cat /var/tmp/gpus2.out)
+	check "$1: a batch job with both GPUs opens both after a step of it with one" \
+		test "$(grep -c ENXIO /var/tmp/gpus2.out)" -eq 2
 }
 
 # cpus VARIANT: a -c1 job is confined to one CPU (a taskset to any other
@@ -246,6 +290,7 @@ if slurm_up slurm-cgroup; then
 	check "task/cgroup puts a task in Slurm's job_*/step_*/.../task_* group" \
 		sh -c "echo '$where' | grep -q '/job_[0-9]*/step_0/.*task_0\$'"
 	cpus slurm-cgroup
+	gpus slurm-cgroup
 	suspend slurm-cgroup
 	acct slurm-cgroup
 	added=$(jobs slurm-cgroup) || fail "a job failed under task/cgroup"
@@ -271,6 +316,7 @@ echo "a task under conf/slurm/v2: $where"
 check "a job's task runs in a slot of cgpoold-slots.scope ($where)" \
 	sh -c "echo '$where' | grep -q '^0::/.*cgpoold-slots.scope/slot-[0-9]*\$'"
 cpus v2
+gpus v2
 suspend v2
 acct v2
 set -- ${ACCT_slurm_cgroup:-0 0} ${ACCT_v2:-0 0}

@@ -166,6 +166,16 @@ static int op_write(void *ctx, const char *path, const char *s)
 	return op_end(sim, i, r);
 }
 
+/* a device filter: its rules in the directory's cgsim.devices */
+static int op_devices(void *ctx, const char *dir, const char *deny)
+{
+	char path[PATH_MAX];
+
+	if (snprintf(path, sizeof(path), "%s/cgsim.devices", dir) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	return op_write(ctx, path, deny);
+}
+
 static int op_inode(void *ctx, const char *path, uint64_t *ino)
 {
 	struct cgsim *sim = ctx;
@@ -348,6 +358,7 @@ struct cgsim *cgsim_new(const struct cgsim_opts *opts)
 		return NULL;
 	}
 	sim->ops = (struct cg_fs_ops){
+		.devices = op_devices,
 		.mkdir = op_mkdir, .rmdir = op_rmdir, .read = op_read, .write = op_write, .inode = op_inode,
 		.list_dirs = op_list, .open = sim->o.open ? op_open : NULL, .watch = sim->o.watch ? op_watch : NULL,
 		.sync = op_sync,

@@ -542,6 +542,8 @@ static const struct sim_file {
 	/* empty: the parent's (the sim checks no list) */
 	{ "cpuset.cpus", FV2 | FNOROOT | FRW, C_CPUSET, "", NULL, wr_store },
 	{ "cpuset.mems", FV2 | FNOROOT | FRW, C_CPUSET, "", NULL, wr_store },
+	/* the device filter cg_fs_ops devices gives the directory, as its rules */
+	{ "cgsim.devices", FV2 | FNOROOT | FRW, 0, "", NULL, wr_store },
 };
 
 _Static_assert(N_ELEMS(files) <= NFILES, "NFILES too small");

@@ -1032,6 +1032,76 @@ static void test_cpuset_limits(void **state)
 	assert_int_equal(s->run_limits, 0);
 }
 
+/* devices.deny: the slot's device filter (the sim keeps its rules in
+ * cgsim.devices), on v2 and hybrid alike. A second step of the job denies
+ * only what the run and it both deny; the next run starts with none. */
+static const char *devices_of(struct env *e, const char *name)
+{
+	return hybrid(e) ? slot_file_in(e, "/sys/fs/cgroup/unified", name, "cgsim.devices")
+			 : slot_file(e, name, "cgsim.devices");
+}
+
+static void test_devices_limit(void **state)
+{
+	struct env *e = *state;
+	struct conf_res lim[2];
+	char err[320];
+	pid_t h = spawn(e, "/"), t1, t2, t3, bad = 0;
+	struct slot *s = NULL;
+
+	assert_int_equal(conf_res_value("devices.deny", " c 195:1 , c 195:3-5,b 8:*", &lim[0], err, sizeof(err)), 0);
+	assert_string_equal(lim[0].value, "c 195:1,c 195:3-5,b 8:*");
+	assert_int_equal(conf_res_value("devices.deny", "c 195", &lim[1], err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "c 195:0"));
+	assert_int_equal(conf_res_value("devices.deny", "x 1:2", &lim[1], err, sizeof(err)), -EINVAL);
+	assert_int_equal(conf_res_value("devices.deny", "c 195:3-1", &lim[1], err, sizeof(err)), -EINVAL);
+	assert_int_equal(conf_res_value("devices.deny", "", &lim[1], err, sizeof(err)), -EINVAL);
+	env_start(e);
+	t1 = spawn(e, "/");
+	struct attach_req req = { "slurm.12", NULL, 0, &t1, 1, lim, 1, "slurm:12:0", h, false, NULL };
+	assert_int_equal(pool_attach_req(e->pool, &req, &s, &bad), 0);
+	assert_string_equal(devices_of(e, s->name), "c 195:1,c 195:3-5,b 8:*");
+	assert_int_equal(s->run_limits, pool_resource_bit("devices.deny"));
+	/* a step of the same job that denies 195:0-4: 195:1 and 195:3-4 stay denied */
+	assert_int_equal(conf_res_value("devices.deny", "c 195:0-4", &lim[1], err, sizeof(err)), 0);
+	t2 = spawn(e, "/");
+	req = (struct attach_req){ "slurm.12", NULL, 0, &t2, 1, &lim[1], 1, "slurm:12:0", h, false, NULL };
+	assert_int_equal(pool_attach_req(e->pool, &req, &s, &bad), 0);
+	assert_string_equal(devices_of(e, s->name), "c 195:1,c 195:3-4");
+	assert_int_equal(conf_res_value("devices.deny", " none ", &lim[1], err, sizeof(err)), 0);
+	assert_string_equal(lim[1].value, "none");
+	/* a limit the kernel refuses, with devices.deny before it in the
+	 * request: the filter is written last, so it is not touched */
+	assert_int_equal(conf_res_value("memory.max", "64M", &lim[0], err, sizeof(err)), 0);
+	struct conf_res two[2] = { lim[1], lim[0] };
+	cgsim_fail(e->sim, CGSIM_OP_WRITE, hybrid(e) ? "/memory.limit_in_bytes" : "/memory.max", -EBUSY, 1);
+	t3 = spawn(e, "/");
+	req = (struct attach_req){ "slurm.12", NULL, 0, &t3, 1, two, 2, "slurm:12:0", h, false, NULL };
+	assert_int_equal(pool_attach_req(e->pool, &req, &s, &bad), -EBUSY);
+	cgsim_fail_clear(e->sim);
+	assert_string_equal(devices_of(e, s->name), "c 195:1,c 195:3-4");
+	/* the job ends: the next run of the key has no filter */
+	assert_int_equal(cgsim_exit(e->sim, t1), 0);
+	assert_int_equal(cgsim_exit(e->sim, t2), 0);
+	assert_int_equal(cgsim_exit(e->sim, t3), 0);
+	assert_int_equal(cgsim_exit(e->sim, h), 0);
+	assert_non_null(pump_until(e, "slurm.12", SLOT_IDLE, 3.0));
+	s = attach1(e, "slurm.12", spawn(e, "/"));
+	assert_string_equal(devices_of(e, s->name), "");
+	assert_int_equal(s->run_limits, 0);
+	/* a job allowed every device ("none"): a step of it denies nothing */
+	h = spawn(e, "/");
+	t1 = spawn(e, "/");
+	req = (struct attach_req){ "slurm.13", NULL, 0, &t1, 1, &lim[1], 1, "slurm:13:0", h, false, NULL };
+	assert_int_equal(pool_attach_req(e->pool, &req, &s, &bad), 0);
+	assert_string_equal(devices_of(e, s->name), "");
+	assert_int_equal(conf_res_value("devices.deny", "c 195:0-4", &lim[0], err, sizeof(err)), 0);
+	t2 = spawn(e, "/");
+	req = (struct attach_req){ "slurm.13", NULL, 0, &t2, 1, &lim[0], 1, "slurm:13:0", h, false, NULL };
+	assert_int_equal(pool_attach_req(e->pool, &req, &s, &bad), 0);
+	assert_string_equal(devices_of(e, s->name), "");
+}
+
 /* A run that is a job's: the key is that job's alone while it runs or a
  * holder lives; when the last holder exits, what is left in the slot is
  * killed and the key released; the next job may have it then. */
@@ -1216,6 +1286,7 @@ int main(void)
 		BOTH(test_run_limits),
 		BOTH(test_limit_kept),
 		BOTH(test_cpuset_limits),
+		BOTH(test_devices_limit),
 		BOTH(test_job_tenant),
 		BOTH(test_job_freeze),
 		BOTH(test_job_tenant_polled),

@@ -13,11 +13,13 @@
 
 static void test_args(void **state)
 {
-	char *good[] = { "socket=/run/x.sock", "key=job.%u.%j", "class=batch", "release=no", "timeout=2500", "swap=30", "cpuset=yes" };
+	char *good[] = { "socket=/run/x.sock", "key=job.%u.%j", "class=batch", "release=no", "timeout=2500", "swap=30", "cpuset=yes",
+			 "devices=yes" };
 	char *bad[][1] = { { "socket=" }, { "release=maybe" }, { "timeout=5" }, { "key=slurm.%q" }, { "colour=red" },
 			   /* keys that cannot tell two jobs apart, or that a user's environment steers */
 			   { "key=slurm.const" }, { "key=slurm.%u" }, { "key=slurm.%J" }, { "key=s.%j.%A_%a" },
-			   { "key=slurm.%%j" }, { "swap=-1" }, { "swap=10001" }, { "swap=5%" }, { "cpuset=1" } };
+			   { "key=slurm.%%j" }, { "swap=-1" }, { "swap=10001" }, { "swap=5%" }, { "cpuset=1" },
+			   { "devices=on" } };
 	struct spank_args a;
 	char err[256];
 
@@ -28,8 +30,10 @@ static void test_args(void **state)
 	assert_string_equal(a.socket, "");
 	assert_int_equal(a.swap_pct, -1);
 	assert_false(a.cpuset);
-	assert_int_equal(spank_args_parse(7, good, &a, err, sizeof(err)), 0);
+	assert_false(a.devices);
+	assert_int_equal(spank_args_parse(8, good, &a, err, sizeof(err)), 0);
 	assert_true(a.cpuset);
+	assert_true(a.devices);
 	assert_int_equal(a.swap_pct, 30);
 	assert_string_equal(a.socket, "/run/x.sock");
 	assert_string_equal(a.pattern, "job.%u.%j");
@@ -133,6 +137,33 @@ static void test_conf_conflict(void **state)
 	assert_int_equal(spank_conf_conflict("TaskPlugin=task/cgroupx", "ConstrainRAMSpace=yes", why, sizeof(why)), 0);
 }
 
+/* devices=yes: the node's GRES devices not in the job's list, consecutive
+ * minors merged */
+static void test_devices_deny(void **state)
+{
+	struct spank_dev devs[] = { { 0, 'c', 195, 0 }, { 1, 'c', 195, 1 }, { 2, 'c', 195, 2 }, { 3, 'c', 195, 3 },
+				    { 4, 'c', 195, 5 }, { 5, 'b', 8, SPANK_DEV_ANY } };
+	char out[128];
+
+	assert_int_equal(spank_devices_deny(devs, 6, "1", out, sizeof(out)), 0);
+	assert_string_equal(out, "b 8:*,c 195:0,c 195:2-3,c 195:5");
+	assert_int_equal(spank_devices_deny(devs, 6, NULL, out, sizeof(out)), 0);
+	assert_string_equal(out, "b 8:*,c 195:0-3,c 195:5");
+	assert_int_equal(spank_devices_deny(devs, 6, "0,1,2,3,4,5", out, sizeof(out)), 0);
+	assert_string_equal(out, "none");
+	assert_int_equal(spank_devices_deny(devs, 0, "", out, sizeof(out)), 0);
+	assert_string_equal(out, "");
+	/* index 10 is no device of the node: it allows nothing */
+	assert_int_equal(spank_devices_deny(devs, 4, "10", out, sizeof(out)), 0);
+	assert_string_equal(out, "c 195:0-3");
+	assert_int_equal(spank_devices_deny(devs, 4, "0,x", out, sizeof(out)), -EINVAL);
+	assert_int_equal(spank_devices_deny(devs, 4, "-1", out, sizeof(out)), -EINVAL);
+	assert_int_equal(spank_devices_deny(devs, 6, "", out, 8), -ENOSPC);
+	assert_true(spank_list_has("mps,gpu", "gpu"));
+	assert_false(spank_list_has("gpux", "gpu"));
+	assert_false(spank_list_has(NULL, "gpu"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -141,6 +172,7 @@ int main(void)
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_in_slot),
 		cmocka_unit_test(test_conf_conflict),
+		cmocka_unit_test(test_devices_deny),
 	};
 
 	return cmocka_run_group_tests_name("the Slurm plug-in's decisions", tests, NULL, NULL);

@@ -4,7 +4,9 @@
  * the OOM line, the setup check at slurmd's start, cpuset=yes (the job's
  * cores mapped by slurmstepd's xcpuinfo_abs_to_mac, which this program
  * exports in its stead, and each task's CPU binding set again after the
- * move).
+ * move), devices=yes (the node's GRES devices from slurmstepd's
+ * gres_g_get_devices and the job's GPUs from the step's environment, both
+ * faked here).
  *
  * The plug-in keeps a step's state in statics (slurmstepd runs one step), so
  * every scenario runs in a child process; what the fakes saw is kept in a
@@ -27,6 +29,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <slurm/slurm.h>
 #include <slurm/spank.h>
 
 #include "cgpool.h"
@@ -52,6 +55,8 @@ static struct {
 	const char *cores;        /* S_JOB_ALLOC_CORES; NULL: not known */
 	bool map_fails;           /* xcpuinfo_abs_to_mac fails */
 	bool attach_rebinds;      /* the Attach binds the caller to CPU 0, as a move did before 6.2 */
+	int ndevs;                /* gres_g_get_devices: /dev/nvidia0..N-1, char 195:0..N-1 */
+	const char *env[4];       /* the step's environment for spank_getenv: "NAME=value" */
 } fake;
 
 /* what they saw (shared with the parent) */
@@ -152,6 +157,7 @@ spank_err_t spank_get_item(spank_t sp, spank_item_t item, ...)
 
 /* slurmstepd's own, found by the plug-in through dlsym: a node whose
  * abstract cores 0-1 are CPUs 0,2 (two threads a core, numbered apart) */
+int xcpuinfo_abs_to_mac(char *lrange, char **prange);
 int xcpuinfo_abs_to_mac(char *lrange, char **prange)
 {
 	if (fake.map_fails || strcmp(lrange, "0-1") != 0)
@@ -160,6 +166,67 @@ int xcpuinfo_abs_to_mac(char *lrange, char **prange)
 	return *prange ? 0 : -1;
 }
 
+/* slurmstepd's gres_g_get_devices and list functions, and its slurm_conf:
+ * a node whose gres.conf names fake.ndevs GPUs */
+struct fake_dev {
+	int index, alloc;
+	uint32_t major, minor;
+	int type;
+	int dev_num;
+	char *path, *unique_id;
+};
+static struct fake_dev devs[4];
+static struct {
+	int next, n;
+} fake_list;
+slurm_conf_t slurm_conf;
+
+void *gres_g_get_devices(void *gres_list, bool is_job, uint16_t accel_bind_type, char *tres_bind_str,
+			 int local_proc_id, pid_t pid);
+void *gres_g_get_devices(void *gres_list, bool is_job, uint16_t accel_bind_type, char *tres_bind_str,
+			 int local_proc_id, pid_t pid)
+{
+	if (gres_list || fake.ndevs == 0)
+		return NULL; /* asked for the node's devices only */
+	for (int i = 0; i < fake.ndevs; i++)
+		devs[i] = (struct fake_dev){ i, 0, 195, (uint32_t)i, 2, i, NULL, NULL };
+	fake_list.n = fake.ndevs;
+	return &fake_list;
+}
+
+ListIterator slurm_list_iterator_create(List l)
+{
+	fake_list.next = 0;
+	return (ListIterator)l;
+}
+
+void *slurm_list_next(ListIterator it)
+{
+	return fake_list.next < fake_list.n ? &devs[fake_list.next++] : NULL;
+}
+
+void slurm_list_iterator_destroy(ListIterator it)
+{
+}
+
+void slurm_list_destroy(List l)
+{
+	fake_list.n = 0;
+}
+
+spank_err_t spank_getenv(spank_t sp, const char *var, char *buf, int len)
+{
+	size_t n = strlen(var);
+
+	for (size_t i = 0; i < 4 && fake.env[i]; i++)
+		if (strncmp(fake.env[i], var, n) == 0 && fake.env[i][n] == '=') {
+			snprintf(buf, (size_t)len, "%s", fake.env[i] + n + 1);
+			return ESPANK_SUCCESS;
+		}
+	return ESPANK_ENV_NOEXIST;
+}
+
+void slurm_xfree(void **item);
 void slurm_xfree(void **item)
 {
 	free(*item);
@@ -398,6 +465,79 @@ static void test_cpuset(void **state)
 	assert_non_null(strstr(seen->log, "I: cgpool: job 15: cpuset=yes: the job's cores could not be mapped to CPUs"));
 }
 
+/* ---- devices=yes: the node's GPUs that are not the job's, as devices.deny */
+static void devices_batch(void)
+{
+	char *av[] = { "devices=yes" };
+
+	step_of(16, 1000, 0xfffffffbU, 1); /* the batch script */
+	fake.ndevs = 3;
+	fake.env[0] = "SLURM_STEP_GPUS=0,1,2"; /* the user's: not the batch step's */
+	fake.env[1] = "SLURM_JOB_GPUS=1";
+	slurm_conf.gres_plugins = "gpu";
+	seen->rc[0] = slurm_spank_init(NULL, 1, av);
+	post_fork_all();
+	seen->rc[1] = slurm_spank_task_init(NULL, 0, NULL);
+}
+
+static void devices_step(void)
+{
+	char *av[] = { "devices=yes" };
+
+	step_of(17, 1000, 0, 1);
+	fake.ndevs = 3;
+	fake.env[0] = "SLURM_JOB_GPUS=0,1,2"; /* the user's, for a step */
+	slurm_conf.gres_plugins = "mps,gpu";
+	slurm_spank_init(NULL, 1, av);
+	post_fork_all();
+	seen->rc[1] = slurm_spank_task_init(NULL, 0, NULL);
+}
+
+static void devices_none(void)
+{
+	char *av[] = { "devices=yes" };
+
+	step_of(18, 1000, 0, 1);
+	slurm_spank_init(NULL, 1, av);
+	post_fork_all();
+	seen->rc[1] = slurm_spank_task_init(NULL, 0, NULL);
+}
+
+static void devices_not_gpus(void)
+{
+	char *av[] = { "devices=yes" };
+
+	step_of(19, 1000, 0, 1);
+	fake.ndevs = 2;
+	fake.env[0] = "SLURM_STEP_GPUS=0,1";
+	slurm_conf.gres_plugins = "nic";
+	slurm_spank_init(NULL, 1, av);
+	post_fork_all();
+	seen->rc[1] = slurm_spank_task_init(NULL, 0, NULL);
+}
+
+static void test_devices(void **state)
+{
+	run(devices_batch);
+	assert_int_equal(seen->rc[0], 0);
+	assert_int_equal(seen->rc[1], 0);
+	assert_int_equal(seen->nlimits, 2);
+	assert_string_equal(seen->limit2, "devices.deny=c 195:0,c 195:2");
+	/* a step: SLURM_STEP_GPUS, which slurmstepd removed since it has none */
+	run(devices_step);
+	assert_int_equal(seen->rc[1], 0);
+	assert_string_equal(seen->limit2, "devices.deny=c 195:0-2");
+	/* no GRES device on the node: nothing to deny */
+	run(devices_none);
+	assert_int_equal(seen->rc[1], 0);
+	assert_int_equal(seen->nlimits, 1);
+	/* GRES files that are not GPUs: the variables would be the user's */
+	run(devices_not_gpus);
+	assert_int_equal(seen->attaches, 0);
+	assert_int_equal(seen->rc[1], -1);
+	assert_non_null(strstr(seen->log, "I: cgpool: job 19: devices=yes: the node's GRES devices are not GPUs"));
+}
+
 /* ---- --cgpool-key: the user's own key, whatever the environment says */
 static void named(void)
 {
@@ -614,7 +754,7 @@ static void test_bad_args(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_step),     cmocka_unit_test(test_swap),    cmocka_unit_test(test_cpuset), cmocka_unit_test(test_named),   cmocka_unit_test(test_extern),
+		cmocka_unit_test(test_step),     cmocka_unit_test(test_swap),    cmocka_unit_test(test_cpuset), cmocka_unit_test(test_devices), cmocka_unit_test(test_named),   cmocka_unit_test(test_extern),
 		cmocka_unit_test(test_daemon_down), cmocka_unit_test(test_refused), cmocka_unit_test(test_oom),
 		cmocka_unit_test(test_slurmd_start), cmocka_unit_test(test_bad_args),
 	};
