@@ -5,7 +5,8 @@
 # run's limits as they were, its processes running; a later Attach with a
 # limit that fits applies it. On cgroup v2 the kernel never refuses a lower
 # memory.max (it reclaims or OOM-kills to meet it), so there the refusal is
-# checked with a limit the slot's hierarchy cannot take.
+# checked with a limit the slot's hierarchy cannot take. devices.deny denies
+# a device to the run only: the next run of the key opens it.
 . "${top_srcdir:-.}/tests/integ/lib.sh"
 command -v python3 > /dev/null || skip "python3 not found (the memory user of this test)"
 
@@ -58,4 +59,25 @@ check "an Attach with a limit that fits applies it ($(limit_file))" test "$(limi
 check "... and moves its process" in_slot "$other"
 kill "$user" "$other" 2> /dev/null
 wait "$user" "$other" 2> /dev/null
+
+# devices.deny: a device filter on the slot's cgroup2 directory (v2 and
+# hybrid); /dev/zero (c 1:5) denied for the run, /dev/null not; the next
+# run of the key has no filter
+if ! grep -q " cgroup2 " /proc/self/mounts; then
+	"$CGPOOLCTL" exec dev --limit "devices.deny=c 1:5" -- true 2> "$T_DIR/dev.err"
+	check "no cgroup2 here: an Attach with devices.deny fails" test $? -ne 0
+	check "... saying it is not supported ($(cat "$T_DIR/dev.err"))" grep -qi "not supported" "$T_DIR/dev.err"
+else
+	out=$("$CGPOOLCTL" exec dev --limit "devices.deny=c 1:5,b 7:*" -- \
+		sh -c 'head -c1 /dev/zero > /dev/null 2>&1 && echo zero-open || echo zero-denied; echo x > /dev/null && echo null-open' 2>&1)
+	echo "with devices.deny = c 1:5,b 7:*: $out"
+	check "devices.deny = c 1:5: /dev/zero cannot be opened in the slot" sh -c "echo '$out' | grep -qx zero-denied"
+	check "... and /dev/null can" sh -c "echo '$out' | grep -qx null-open"
+	check "the daemon's log has the run's filter" grep -q "limit devices.deny = c 1:5,b 7:\* for this run" "$T_DIR/daemon.log"
+	out=$("$CGPOOLCTL" exec dev -- sh -c 'head -c1 /dev/zero > /dev/null 2>&1 && echo zero-open || echo zero-denied' 2>&1)
+	check "the next run of the key opens /dev/zero ($out)" test "$out" = zero-open
+	"$CGPOOLCTL" exec dev --limit "devices.deny=c 1" -- true 2> "$T_DIR/dev.err"
+	check "an Attach with a bad devices.deny fails" test $? -ne 0
+	check "... saying why ($(cat "$T_DIR/dev.err"))" grep -q "devices.deny" "$T_DIR/dev.err"
+fi
 finish
