@@ -143,6 +143,11 @@ int cg_slot_populated(struct cg *cg, const char *name, bool *populated);
 /* Number of processes in the slot (cgroup.procs lines). */
 int cg_slot_nprocs(struct cg *cg, const char *name, unsigned *n);
 
+/* Give the cgroup2 mount the favordynmods option (cg_mount.c), keeping
+ * its others; done says what was done. -EOPNOTSUPP with no cgroup2 or on a
+ * simulated cgroupfs, -EINVAL from a kernel without the option (< 6.0). */
+int cg_favordynmods(struct cg *cg, char *done, size_t len);
+
 /* Resource settings use cgroup v2 file names (memory.max, memory.high,
  * memory.low, memory.swap.max, cpu.max, cpu.weight, io.weight, pids.max,
  * cpuset.cpus, cpuset.mems) and v2 value syntax; on a v1 memory hierarchy

@@ -388,6 +388,14 @@ static int start(struct daemon *d)
 		log_err("cgroup filesystem unusable: %s", err[0] ? err : strerror(-r));
 		return EXIT_UNAVAILABLE;
 	}
+	if (d->conf->daemon.favordynmods) {
+		r = cg_favordynmods(d->cg, err, sizeof(err));
+		if (r < 0)
+			log_warn("favordynmods: the cgroup2 mount keeps its options: %s",
+				 r == -EINVAL ? "this kernel has no favordynmods (6.0+)" : strerror(-r));
+		else
+			log_info("favordynmods: %s", err);
+	}
 	struct conf_errors errs = { 0 };
 	if (conf_check_resources(d->conf, resource_supported, cg_hierarchy_name(cg_get_info(d->cg)->hierarchy),
 				 d->cg, &errs) > 0) {

@@ -91,6 +91,7 @@ struct conf {
 		unsigned max_connections;          /* default 128 */
 		unsigned max_connections_per_user; /* unprivileged uids; default 16 */
 		uint64_t connection_idle_timeout_ms; /* default 60s; 0: never */
+		bool favordynmods;  /* give the cgroup2 mount favordynmods at start; default no */
 	} daemon;
 	struct {
 		unsigned warm;       /* default 2 */

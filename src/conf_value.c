@@ -659,6 +659,7 @@ static const struct conf_key daemon_keys[] = {
 	KEY("max_connections_per_user", p_uint, pr_uint, D(daemon.max_connections_per_user), RANGE(1, 4096)),
 	KEY("connection_idle_timeout", p_duration, pr_duration, D(daemon.connection_idle_timeout_ms),
 	    RANGE(0, DUR_MAX)),
+	KEY("favordynmods", p_bool, pr_bool, D(daemon.favordynmods)),
 };
 static const struct conf_key pool_keys[] = {
 	KEY("warm", p_uint, pr_uint, D(pool.warm), RANGE(0, 65535), .flags = CONF_KEY_WARM),

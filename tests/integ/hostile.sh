@@ -45,6 +45,9 @@ check "the key records its owner" [ "$("$CGPOOLCTL" --json status user.65534.a |
 out=$(as_user 65534 "$CGPOOLCTL" exec user.65534.a --limit memory.max=max -- true 2>&1)
 check "nobody cannot set limits for its run, even on its own key" [ $? -ne 0 ]
 echo "$out" | grep -q "may set limits" || fail "no PermissionDenied for limits: $out"
+out=$(as_user 65534 "$CGPOOLCTL" exec user.65534.a --limit "devices.deny=none" -- true 2>&1)
+check "nobody cannot set the device filter of its run either" [ $? -ne 0 ]
+echo "$out" | grep -q "may set limits" || fail "no PermissionDenied for devices.deny: $out"
 out=$(as_user 65533 "$CGPOOLCTL" exec user.65534.a -- true 2>&1)
 check "uid 65533 cannot join nobody's key" [ $? -ne 0 ]
 

@@ -378,6 +378,24 @@ scancel "$jid"
 timeout 30 sh -c "while pgrep -f '^sleep 1002\$' > /dev/null; do sleep 0.1; done"
 check "the job ends at scancel" test "$(strays 1002)" -eq 0
 
+# ---- favordynmods = yes: the cgroup2 mount gets the option and keeps its
+# others (the guest is not booted again after this payload: the option
+# stays until it powers off)
+super() { awk '$5 == "/sys/fs/cgroup" { sub(/.* - cgroup2 [^ ]* /, ""); print }' /proc/self/mountinfo; }
+before=$(super)
+printf '[daemon]\nfavordynmods = yes\n' > /etc/cgpool/conf.d/favordynmods.conf
+check "systemctl restart cgpoold with favordynmods = yes" systemctl restart cgpoold.service
+after=$(super)
+echo "the cgroup2 mount's options: before $before, after $after"
+check "the cgroup2 mount has favordynmods ($after)" sh -c "echo '$after' | tr , '\n' | grep -qx favordynmods"
+for o in $(echo "$before" | tr , ' '); do
+	check "... and still $o" sh -c "echo '$after' | tr , '\n' | grep -qx '$o'"
+done
+check "cgpoold's log says so" sh -c "journalctl -q -o cat -u cgpoold.service | grep -q 'favordynmods: /sys/fs/cgroup reconfigured with favordynmods'"
+where=$(srun -Q cat /proc/self/cgroup)
+check "a job is placed in a slot ($where)" sh -c "echo '$where' | grep -q 'cgpoold-slots.scope/slot-[0-9]*\$'"
+rm -f /etc/cgpool/conf.d/favordynmods.conf
+
 [ "$T_FAILS" -eq 0 ] || logs
 systemctl stop slurmd slurmctld
 finish

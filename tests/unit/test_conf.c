@@ -733,7 +733,7 @@ static void test_print(void **state)
 	assert_non_null(strstr(p, "[daemon]\nsocket = /run/cgpool/cgpool.sock\nsocket_group =\nroot = auto\n"
 				  "controllers = memory pids\nlog_level = info\nstate_dir = /run/cgpool\n"
 				  "user_keys = user.%u.*\nmax_connections = 128\nmax_connections_per_user = 16\n"
-				  "connection_idle_timeout = 1m\n\n"));
+				  "connection_idle_timeout = 1m\nfavordynmods = no\n\n"));
 	assert_non_null(strstr(p, "max_slots_per_user = auto\n"));
 	assert_non_null(strstr(p, "idle_timeout = 0\n"));
 	assert_non_null(strstr(p, "drain_timeout = 1500ms\n"));
