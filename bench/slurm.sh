@@ -3,7 +3,8 @@
 # of a file to a log) on a one-node cluster on loopback (tests/slurm/lib.sh),
 # four ways in one run on this machine: Slurm making no cgroups (no plug-in),
 # cgpool alone (conf/slurm/alone: the plug-ins place every task in the job's
-# slot), cgpool beside Slurm's cgroups (conf/slurm/beside: proctrack/cgroup,
+# slot), the same with favordynmods = yes (cgpool fdm, where the kernel has
+# it; the cgroup2 mount's options are put back after), cgpool beside Slurm's cgroups (conf/slurm/beside: proctrack/cgroup,
 # task/cgroup for cores and devices), and Slurm's own task/cgroup +
 # proctrack/cgroup with ConstrainRAMSpace=yes. For each: submit-to-end
 # p50/p90 of a job, the ratio of p50 to the no-plug-in run, dying memory
@@ -60,6 +61,40 @@ echo "$N jobs a way; $(nproc) CPUs, kernel $(uname -r), memory controller on cgr
 run none none
 BASE=$P50
 run cgpool cgpool
+# cgpool again with favordynmods = yes (Linux 6.0+), then the cgroup2
+# mount's options as they were (a reconfiguration with the old ones: cgpoold
+# never takes the option away)
+U=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
+U_OPTS=$(awk -v m="$U" '$5 == m { sub(/.* - cgroup2 [^ ]* /, ""); print; exit }' /proc/self/mountinfo)
+fdm_restore() {
+	python3 - "$U" "$U_OPTS" << 'EOP'
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+fd = libc.syscall(433, -100, sys.argv[1].encode(), 1)  # fspick
+for o in sys.argv[2].split(","):
+    if o not in ("rw", "ro", "favordynmods"):
+        libc.syscall(431, fd, 0, o.encode(), None, 0)  # fsconfig SET_FLAG
+if fd < 0 or libc.syscall(431, fd, 7, None, None, 0) < 0:  # RECONFIGURE
+    sys.exit("the cgroup2 mount's options not put back: " + os.strerror(ctypes.get_errno()))
+EOP
+}
+case ,$U_OPTS, in
+*,favordynmods,*) echo "note: $U has favordynmods already: the cgpool run above had it" ;;
+*)
+	if [ -n "$U" ] && command -v python3 > /dev/null; then
+		stop_daemon
+		write_config "[daemon]
+favordynmods = yes
+[pool]
+warm = 2
+idle_timeout = 1h"
+		start_daemon
+		grep -q "reconfigured with favordynmods" "$T_DIR/daemon.log" &&
+			run cgpool "cgpool fdm"
+		fdm_restore
+	fi
+	;;
+esac
 [ "$T_MEMORY" = v1 ] && run beside "cgpool beside"
 [ "$T_MEMORY" = v1 ] && run slurm-cgroup task/cgroup
 finish > /dev/null
