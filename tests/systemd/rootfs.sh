@@ -21,12 +21,14 @@
 # bad usage.
 set -u
 
-VERSION=2
+VERSION=3
 # systemd as PID 1, what cgpoold (libev, inih, jansson, libsystemd,
 # libcgroup) and the tests (procps, util-linux) need at run time, and a
 # one-node Slurm (slurm-wlm: slurmctld, slurmd, the clients; munge) for the
-# Slurm payload, iproute2 for its address (below)
-PACKAGES="systemd systemd-sysv dbus libev4 libinih1 libjansson4 libsystemd0 libcgroup2 procps util-linux slurm-wlm munge iproute2"
+# Slurm payload, iproute2 for its address, and Slurm's accounting for its
+# sacct checks (slurmdbd, storing into MariaDB); both services are disabled
+# in the image (below)
+PACKAGES="systemd systemd-sysv dbus libev4 libinih1 libjansson4 libsystemd0 libcgroup2 procps util-linux slurm-wlm munge iproute2 slurmdbd mariadb-server"
 # free space left in the image for the tests' files (MiB)
 SPARE_MB=${CGPOOL_ROOTFS_SPARE_MB:-384}
 
@@ -144,6 +146,19 @@ for u in serial-getty@.service getty@.service console-getty.service \
 	apt-daily.timer apt-daily-upgrade.timer dpkg-db-backup.timer e2scrub_all.timer \
 	e2scrub_reap.service fstrim.timer systemd-timesyncd.service; do
 	ln -sf /dev/null "$S/$u"
+done
+# MariaDB and slurmdbd start only where a payload starts them (slurm.sh):
+# the other payloads boot without a database server taking memory and CPU
+# time of the emulated guest. Their packages' postinst enable the services
+# and MariaDB's socket (which would start the server at the first
+# connection); they are disabled, not masked (slurm.sh starts them), here
+# in the build, so every image of a cache key has the same units enabled
+# whatever the maintainer scripts did, and no symlink to them is left.
+for u in mariadb.service mariadb.socket slurmdbd.service; do
+	[ -f "$R/lib/systemd/system/$u" ] || continue
+	chroot "$R" systemctl disable --quiet "$u" > /dev/null 2>&1
+	left=$(find "$R/etc/systemd/system" -type l -lname "*/$u" 2> /dev/null)
+	[ -z "$left" ] || rm -f $left
 done
 mkdir -p "$R/etc/systemd/journald.conf.d"
 printf '[Journal]\nStorage=volatile\nForwardToConsole=no\n' > "$R/etc/systemd/journald.conf.d/cgpool-vm.conf"

@@ -10,7 +10,9 @@
 # slurm-cgroup (Slurm's own task/cgroup + proctrack/cgroup with
 # ConstrainRAMSpace/Cores/Devices, jobacct_gather/cgroup) or v2
 # (conf/slurm/v2 as it ships), or v2-memory (the same without cpuset=yes and
-# devices=yes: the job's memory limit alone on its slot).
+# devices=yes: the job's memory limit alone on its slot). With ACCT_UP set
+# (slurmdbd answering: slurm.sh starts it) slurm.conf stores accounting
+# through slurmdbd, every task's numbers gathered each second.
 CG=/sys/fs/cgroup
 N=${SLURM_VM_JOBS:-100}
 WARM=2
@@ -40,6 +42,13 @@ reparents() {
 logs() {
 	show journalctl -q -o cat -n 30 -u munge -u slurmctld -u slurmd -u cgpoold
 	show tail -n 30 /var/log/slurm/slurmctld.log /var/log/slurm/slurmd.log
+	dbd_logs
+}
+# MariaDB's and slurmdbd's, where slurm.sh started them
+dbd_logs() {
+	[ -n "$ACCT_TRIED" ] || return 0
+	show journalctl -q -o cat -n 30 -u mariadb -u slurmdbd
+	show tail -n 30 /var/log/slurm/slurmdbd.log
 }
 
 # ---- an IPv4 address besides 127.0.0.1: the guest has no network, and
@@ -115,7 +124,10 @@ SlurmdPidFile=/run/slurmd.pid
 SlurmctldLogFile=/var/log/slurm/slurmctld.log
 SlurmdLogFile=/var/log/slurm/slurmd.log
 $plugins
-$(grep -v '^#' "$SRC/tests/slurm/cluster.conf.part")
+$(grep -v '^#' "$SRC/tests/slurm/cluster.conf.part" | grep -v '^AccountingStorageType=')
+${ACCT_UP:+AccountingStorageType=accounting_storage/slurmdbd
+AccountingStorageHost=localhost
+JobAcctGatherFrequency=task=1}
 DefMemPerCPU=128
 GresTypes=gpu
 NodeName=$(hostname -s) NodeAddr=127.0.0.1 $NODE Gres=gpu:2 State=UNKNOWN
@@ -128,7 +140,7 @@ EOC
 slurm_up() {
 	systemctl stop slurmd slurmctld 2> /dev/null
 	slurm_conf "$1"
-	rm -f /var/log/slurm/*.log
+	rm -f /var/log/slurm/slurmctld.log /var/log/slurm/slurmd.log
 	echo "starting slurmctld and slurmd with $1"
 	systemctl start slurmctld slurmd || { logs; return 1; }
 	# a deadline, not a count of tries: sinfo waits for a slurmctld that
