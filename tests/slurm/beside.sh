@@ -81,7 +81,7 @@ out=$(srun -Q --mem=64M sh -c "echo \$SLURM_JOB_ID; exec python3 -c '$(hog 256)'
 oomjob=$(echo "$out" | head -n 1)
 wait_for 10 sh -c "[ \"\$(scontrol -o show job $oomjob | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p')\" = OUT_OF_MEMORY ]"
 check "an OOM-killed job: OUT_OF_MEMORY (is $(job_state "$oomjob"))" test "$(job_state "$oomjob")" = OUT_OF_MEMORY
-check "Slurm's line in the job's stderr" grep -q "Detected 1 oom-kill event(s) in StepId=$oomjob.0" "$T_DIR/hog.err"
+check "Slurm's line in the job's stderr" grep -Eq "Detected [1-9][0-9]* oom-kill event\\(s\\) in StepId=$oomjob\\.0\\." "$T_DIR/hog.err"
 check "no error of the plug-in in slurmd's log ($(plugin_errors))" test "$(plugin_errors)" = 0
 slurm_stop
 

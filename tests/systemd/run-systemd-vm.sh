@@ -36,7 +36,7 @@
 # powers off.
 #
 # Knobs: CGPOOL_VM_MEM (MiB, 1024), CGPOOL_VM_CPUS (2), CGPOOL_VM_TEST_TIMEOUT (s per payload,
-# 240), CGPOOL_VM_TIMEOUT (s for the whole VM; 120 + the payloads' share),
+# 600: the Slurm payload takes 250-400 s), CGPOOL_VM_TIMEOUT (s for the whole VM; 120 + the payloads' share),
 # CGPOOL_VM_LOG (keep the console log there), CGPOOL_VM_KEEP=1 (keep the work
 # directory), CGPOOL_VM_QEMU_ARGS, CGPOOL_VM_APPEND (more kernel arguments),
 # CGPOOL_ROOTFS_CACHE (rootfs.sh's cache directory).
@@ -173,7 +173,7 @@ for p in "$@"; do
 	NAMES="$NAMES $name"
 	echo "$name $guest" >> "$P/vm/payloads.list"
 done
-TEST_TIMEOUT=${CGPOOL_VM_TEST_TIMEOUT:-240}
+TEST_TIMEOUT=${CGPOOL_VM_TEST_TIMEOUT:-600}
 {
 	echo "export CGPOOLD=/usr/sbin/cgpoold CGPOOLCTL=/usr/bin/cgpoolctl"
 	echo "export top_srcdir=/src TMPDIR=/var/tmp"

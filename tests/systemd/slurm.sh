@@ -346,7 +346,9 @@ oomjob=$(echo "$out" | head -n 1)
 check "--mem=64M allocating 256 MiB fails (srun exit $rc)" test $rc -ne 0
 wait_for 10 sh -c "scontrol -o show job $oomjob | grep -q JobState=OUT_OF_MEMORY"
 check "the job is OUT_OF_MEMORY (is $(job_state "$oomjob"))" test "$(job_state "$oomjob")" = OUT_OF_MEMORY
-check "Slurm's oom-kill line in the job's stderr" grep -q "Detected 1 oom-kill event(s) in StepId=$oomjob.0" /var/tmp/hog.err
+# the OOM killer may take tail, then head: "Detected 2 oom-kill event(s)"
+# (3 of 25 such jobs under task/cgroup in the 7.2 guest)
+check "Slurm's oom-kill line in the job's stderr" grep -Eq "Detected [1-9][0-9]* oom-kill event\\(s\\) in StepId=$oomjob\\.0\\." /var/tmp/hog.err
 out=$(srun -Q --mem=512M sh -c "echo \$SLURM_JOB_ID; $hog" 2> /var/tmp/hog.err)
 rc=$?
 check "--mem=512M allocating 256 MiB completes (srun exit $rc, $(echo "$out" | tail -n 1) bytes)" \
