@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include "cgsim_internal.h"
+#include "simclock.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -83,7 +84,7 @@ static int op_begin(struct cgsim *sim, enum cgsim_op op, const char *path, const
 	}
 	if (usec) {
 		pthread_mutex_unlock(&sim->mu);
-		usleep(usec);
+		simclock_sleep_us(usec);
 		pthread_mutex_lock(&sim->mu);
 	}
 	return (int)sim->ncalls - 1;

@@ -241,7 +241,8 @@ enum cgsim_op {
  * in the order they were added. */
 int cgsim_fail(struct cgsim *sim, enum cgsim_op op, const char *pattern, int err, int count);
 void cgsim_fail_clear(struct cgsim *sim);
-/* mkdir, rmdir and write on a matching path sleep usec first (0 removes). */
+/* mkdir, rmdir and write on a matching path sleep usec first (0 removes);
+ * simulated time when the test runs the simulated clock (simclock.h) */
 int cgsim_set_delay(struct cgsim *sim, const char *pattern, unsigned usec);
 /* calls of op (a listing, a read...) on a matching path sleep usec first */
 int cgsim_set_op_delay(struct cgsim *sim, enum cgsim_op op, const char *pattern, unsigned usec);

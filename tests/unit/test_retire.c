@@ -5,7 +5,9 @@
  * pages to the parent and frees it, CGSIM_PIN keeps it dying while it holds
  * pages. The v2 layout is judged by the root's cgroup.stat; the hybrid one
  * (v1 memory) by /proc/cgroups and the root's local memory.stat. Every test
- * runs twice: kernel writes on the loop, and on worker threads (work.c). */
+ * runs twice: kernel writes on the loop, and on worker threads (work.c).
+ * Time is simulated (simclock.h): a verdict's delays and deadlines are those
+ * the engine sets, whatever the machine's speed or load. */
 #include "config.h"
 
 #include <stdarg.h>
@@ -25,6 +27,7 @@
 #include "cgsim.h"
 #include "log.h"
 #include "retire.h"
+#include "simclock.h"
 #include "util.h"
 #include "work.h"
 
@@ -32,6 +35,7 @@
 #define VERIFY_MS 250      /* conf retire.verify_timeout for these tests */
 #define SLICE 0.01         /* the loop runs this long between the tests' looks */
 #define PROBE "cgpool-lru-probe"
+#define WORKERS 2          /* threads of the work pool, "on workers" */
 
 struct param {
 	enum cgsim_layout layout;
@@ -104,6 +108,7 @@ static int teardown(void **state)
 	struct env *e = *state;
 
 	retire_free(e->r); /* before its work pool */
+	simclock_start(NULL, NULL);
 	work_free(e->work);
 	if (e->loop)
 		ev_check_stop(e->loop, &e->check);
@@ -118,6 +123,22 @@ static int teardown(void **state)
 static void check_cb(struct ev_loop *loop, ev_check *w, int revents)
 {
 	__atomic_fetch_add(&((struct env *)w->data)->checks, 1, __ATOMIC_RELAXED);
+}
+
+/* real work under way for the simulated clock: the workers' items running
+ * or done and not yet delivered, and the queued ones a free thread takes */
+static unsigned busy_items(void *ud)
+{
+	struct env *e = ud;
+	struct work_stats st;
+	unsigned free_threads;
+
+	if (!e->work)
+		return 0;
+	work_get_stats(e->work, &st);
+	free_threads = WORKERS > st.running ? WORKERS - (unsigned)st.running : 0;
+	return work_outstanding(e->work) - (unsigned)st.queued +
+	       (st.queued < free_threads ? (unsigned)st.queued : free_threads);
 }
 
 static void env_retire_new(struct env *e)
@@ -150,7 +171,8 @@ static void env_open(struct env *e, const struct cgsim_opts *o, bool settle)
 	e->check.data = e;
 	ev_check_start(e->loop, &e->check);
 	if (e->use_work)
-		assert_int_equal(work_new(e->loop, 2, &e->work), 0);
+		assert_int_equal(work_new(e->loop, WORKERS, &e->work), 0);
+	simclock_start(busy_items, e);
 	env_retire_new(e);
 	cgsim_calls_clear(e->sim);
 }
@@ -1210,5 +1232,6 @@ int main(void)
 #undef T
 
 	log_set_level(LOG_WARNING);
+	simclock_start(NULL, NULL);
 	return cmocka_run_group_tests_name("retirement on the simulated cgroupfs", tests, NULL, NULL);
 }
