@@ -33,7 +33,7 @@ timed() {
 	sleep 1
 	p50=$(pct "/var/tmp/ms-$1" 50)
 	[ "$1" = none ] && BASE=$p50
-	printf 'bench: %-13s p50 %5s ms  p90 %5s ms  x%-5s  dying memcgs +%s\n' "$2" "$p50" "$(pct "/var/tmp/ms-$1" 90)" \
+	printf 'bench: %-13s p50 %5s ms  p90 %5s ms  x%-5s  dying memcgs %+d\n' "$2" "$p50" "$(pct "/var/tmp/ms-$1" 90)" \
 		"$(awk -v a="$p50" -v b="${BASE:-$p50}" 'BEGIN { printf "%.2f", a / b }')" $(($(dying) - d0))
 	pass "$2: $N jobs"
 }

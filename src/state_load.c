@@ -389,6 +389,8 @@ static int snapshot_header(struct loaded *l, json_t *top, json_t **slots)
 	return 0;
 }
 
+static int read_all(int fd, char **out, size_t *len);
+
 static int load_snapshot(struct loaded *l)
 {
 	struct state *st = l->st;
@@ -396,15 +398,23 @@ static int load_snapshot(struct loaded *l)
 	json_t *top, *slots, *j;
 	json_error_t err;
 	struct stat sb;
-	size_t i;
+	char *text;
+	size_t i, len;
 	int r;
 
 	if (fd < 0)
 		return errno == ENOENT ? 0 : -errno;
 	l->found = true;
 	st->snap_bytes = fstat(fd, &sb) == 0 ? (uint64_t)sb.st_size : 0;
-	top = json_loadfd(fd, JSON_REJECT_DUPLICATES, &err);
+	/* read whole, then parsed: json_loadfd reads a byte per system call */
+	r = read_all(fd, &text, &len);
 	close(fd);
+	if (r < 0) {
+		log_warn("state: %s/" STATE_SNAPSHOT ": %s", st->dir, strerror(-r));
+		return r;
+	}
+	top = json_loadb(text, len, JSON_REJECT_DUPLICATES, &err);
+	free(text);
 	if (!top) {
 		log_warn("state: %s/" STATE_SNAPSHOT ": line %d: %s", st->dir, err.line, err.text);
 		return -EINVAL;
