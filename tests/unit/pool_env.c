@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "pool_env.h"
+#include "simclock.h"
 #include "retire.h"
 #include "util.h"
 
@@ -44,6 +45,9 @@ int setup(void **state)
 	e->conf->daemon.state_dir = strdup(e->state_dir);
 	e->conf->pool.warm = 2;
 	e->conf->pool.idle_timeout_ms = 60 * 1000;
+	/* simulated time: the sim's spawned processes sleep until killed */
+	simclock_children_idle(true);
+	simclock_start(NULL, NULL);
 	*state = e;
 	return 0;
 }

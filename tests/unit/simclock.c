@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "simclock.h"
+#include "work.h"
 
 #define NCLOCKS 12        /* CLOCK_REALTIME .. CLOCK_TAI */
 #define MAX_SLEEPERS 64
@@ -40,6 +41,7 @@ static struct {
 	struct sleeper *sleepers[MAX_SLEEPERS];
 	unsigned nsleepers;
 	bool in_wait; /* the loop thread is in epoll_wait */
+	bool children_idle; /* child processes are not real work */
 } sim = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
 
 static int real_clock_gettime(clockid_t id, struct timespec *ts)
@@ -106,7 +108,7 @@ static bool busy_now(void)
 	unsigned items = sim.busy ? sim.busy(sim.ud) : 0, sleeping;
 
 	memset(&si, 0, sizeof(si));
-	if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) == 0)
+	if (!sim.children_idle && waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) == 0)
 		return true;
 	pthread_mutex_lock(&sim.mu);
 	sleeping = sim.nsleepers;
@@ -194,6 +196,27 @@ void simclock_stop(void)
 		sim.sleepers[--sim.nsleepers]->woken = true;
 	pthread_cond_broadcast(&sim.cv);
 	sim.busy = NULL;
+	pthread_mutex_unlock(&sim.mu);
+}
+
+unsigned simclock_work_busy(void *ud)
+{
+	const struct simclock_work *sw = ud;
+	struct work_stats st;
+	unsigned free_threads;
+
+	if (!sw || !sw->w)
+		return 0;
+	work_get_stats(sw->w, &st);
+	free_threads = sw->threads > st.running ? sw->threads - (unsigned)st.running : 0;
+	return work_outstanding(sw->w) - (unsigned)st.queued +
+	       (st.queued < free_threads ? (unsigned)st.queued : free_threads);
+}
+
+void simclock_children_idle(bool idle)
+{
+	pthread_mutex_lock(&sim.mu);
+	sim.children_idle = idle;
 	pthread_mutex_unlock(&sim.mu);
 }
 

@@ -29,6 +29,19 @@ void simclock_start(unsigned (*busy)(void *ud), void *ud);
 /* the real clocks again (they may be behind the simulated ones) */
 void simclock_stop(void);
 bool simclock_running(void);
+/* idle true: the test's child processes are not real work (they sleep until
+ * the test ends them, as cgsim_spawn's do): only busy() is */
+void simclock_children_idle(bool idle);
+
+/* A busy callback for a work pool (work.h) of `threads` threads: its items
+ * running or done and not yet delivered, and the queued ones a free thread
+ * takes. ud is a struct simclock_work; w NULL: none. */
+struct work;
+struct simclock_work {
+	struct work *w;
+	unsigned threads;
+};
+unsigned simclock_work_busy(void *ud);
 
 /* Microseconds of simulated time since simclock_start() */
 int64_t simclock_elapsed_us(void);

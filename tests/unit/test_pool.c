@@ -23,6 +23,7 @@
 #include "cgsim.h"
 #include "log.h"
 #include "pool.h"
+#include "simclock.h"
 #include "work.h"
 #include "util.h"
 
@@ -800,6 +801,8 @@ static void test_slow_writes_on_workers(void **state)
 	e->conf->pool.idle_timeout_ms = 50;
 	env_start(e);
 	assert_int_equal(work_new(e->loop, 2, &w), 0);
+	struct simclock_work busy = { w, 2 };
+	simclock_start(simclock_work_busy, &busy);
 	pool_set_work(e->pool, w);
 	assert_int_equal(cgsim_set_delay(e->sim, "/slot-2", 300000), 0);
 	assert_int_equal(cgsim_set_delay(e->sim, "/slot-3", 300000), 0);
@@ -837,6 +840,7 @@ static void test_slow_writes_on_workers(void **state)
 	assert_ptr_equal(attach1(e, "e", spawn(e, "/")), b); /* the lowest id, now that it is ready */
 	pool_free(e->pool);
 	e->pool = NULL;
+	simclock_start(NULL, NULL);
 	work_free(w);
 }
 

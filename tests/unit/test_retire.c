@@ -52,6 +52,7 @@ struct env {
 	struct retire *r;
 	bool use_work;       /* kernel writes on worker threads */
 	struct work *work;
+	struct simclock_work busy; /* the work pool, for the simulated clock */
 	struct ev_loop *loop;
 	char root[PATH_MAX]; /* the pool root, cgroup path */
 	char err[512];
@@ -125,22 +126,6 @@ static void check_cb(struct ev_loop *loop, ev_check *w, int revents)
 	__atomic_fetch_add(&((struct env *)w->data)->checks, 1, __ATOMIC_RELAXED);
 }
 
-/* real work under way for the simulated clock: the workers' items running
- * or done and not yet delivered, and the queued ones a free thread takes */
-static unsigned busy_items(void *ud)
-{
-	struct env *e = ud;
-	struct work_stats st;
-	unsigned free_threads;
-
-	if (!e->work)
-		return 0;
-	work_get_stats(e->work, &st);
-	free_threads = WORKERS > st.running ? WORKERS - (unsigned)st.running : 0;
-	return work_outstanding(e->work) - (unsigned)st.queued +
-	       (st.queued < free_threads ? (unsigned)st.queued : free_threads);
-}
-
 static void env_retire_new(struct env *e)
 {
 	assert_int_equal(retire_new(e->loop, e->cg, (const struct conf *const *)&e->conf, &e->r), 0);
@@ -172,7 +157,8 @@ static void env_open(struct env *e, const struct cgsim_opts *o, bool settle)
 	ev_check_start(e->loop, &e->check);
 	if (e->use_work)
 		assert_int_equal(work_new(e->loop, WORKERS, &e->work), 0);
-	simclock_start(busy_items, e);
+	e->busy = (struct simclock_work){ e->work, WORKERS };
+	simclock_start(simclock_work_busy, &e->busy);
 	env_retire_new(e);
 	cgsim_calls_clear(e->sim);
 }
