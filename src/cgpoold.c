@@ -26,6 +26,7 @@
 #include "notify.h"
 #include "pool.h"
 #include "pressure.h"
+#include "probe.h"
 #include "retire.h"
 #include "sd_scope.h"
 #include "stall.h"
@@ -50,6 +51,7 @@ struct daemon {
 	struct pool *pool;
 	struct jobs *jobs;
 	struct retire *retire;
+	struct probe *probe;      /* LRU reparenting, found through retire */
 	struct pressure *pressure;
 	struct vl_server *server;
 	struct manager *manager;
@@ -429,6 +431,12 @@ static int start(struct daemon *d)
 	pool_set_work(d->pool, d->work);
 	pool_set_retire(d->pool, d->retire);
 	hooks.retire = d->retire;
+	r = probe_new(d->loop, d->cg, d->retire, (const struct conf *const *)&d->conf, &d->probe);
+	if (r < 0) {
+		log_err("LRU probe: %s", strerror(-r));
+		return 1;
+	}
+	hooks.probe = d->probe;
 	/* orphans of supervised jobs (daemonized children) are reaped here */
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
 		log_warn("PR_SET_CHILD_SUBREAPER: %s", strerror(errno));
@@ -439,7 +447,7 @@ static int start(struct daemon *d)
 	}
 	hooks.jobs = d->jobs;
 	jobs_start(d->jobs);
-	retire_probe(d->retire);
+	probe_start(d->probe);
 	start_pressure(d);
 	r = open_socket(d, &fd);
 	if (r < 0) {
@@ -474,6 +482,7 @@ static void stop(struct daemon *d)
 	 * one running; work_free then runs what is left in the queue (the
 	 * cgroup layer must still be open for that) without calling back, and
 	 * joins the threads */
+	probe_free(d->probe); /* right before the engine it uses */
 	retire_free(d->retire);
 	pool_free(d->pool);
 	dying_cache_free(d->dying);

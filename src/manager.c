@@ -19,6 +19,7 @@
 #include "job.h"
 #include "log.h"
 #include "metrics.h"
+#include "probe.h"
 #include "retire.h"
 #include "state.h"
 #include "util.h"
@@ -785,8 +786,8 @@ static void m_probe(struct vl_call *call, json_t *params, void *ud)
 	if (json_is_true(refresh)) {
 		if (!require_privileged(m, call))
 			return;
-		if (m->hooks.retire)
-			retire_probe(m->hooks.retire); /* -EALREADY: one is running */
+		if (m->hooks.probe)
+			probe_start(m->hooks.probe); /* -EALREADY: one is running */
 	}
 	lru = m->hooks.retire ? retire_lru_reparenting(m->hooks.retire, &why) : LRU_UNKNOWN;
 	reply = json_pack("{s:s, s:s, s:s, s:s, s:s, s:{s:b, s:b, s:b, s:b, s:b}}", "hierarchy",
@@ -796,9 +797,8 @@ static void m_probe(struct vl_call *call, json_t *params, void *ud)
 				      "memory_peak_reset", f->memory_peak_reset, "cgroup_kill", f->cgroup_kill,
 				      "clone_into_cgroup", f->clone_into_cgroup, "dying_subsys_stat",
 				      f->dying_subsys_stat);
-	json_object_set_new(reply, "probe_running",
-			    json_boolean(m->hooks.retire && retire_probe_running(m->hooks.retire)));
-	json_object_set_new(reply, "probe_medium", json_string(m->hooks.retire ? retire_probe_medium(m->hooks.retire) : ""));
+	json_object_set_new(reply, "probe_running", json_boolean(probe_running(m->hooks.probe)));
+	json_object_set_new(reply, "probe_medium", json_string(probe_medium(m->hooks.probe)));
 	vl_call_reply(call, reply);
 }
 

@@ -9,13 +9,16 @@
 #include "varlink.h"
 
 struct manager;
+struct probe;
+struct retire;
 
 struct manager_hooks {
 	/* reload the configuration: 0, or -EINVAL with the errors appended to
 	 * the array (one "FILE:LINE: message" string each) */
 	int (*reload)(void *ud, json_t *errors);
 	void *ud;
-	struct retire *retire;     /* retirement engine and LRU probe */
+	struct retire *retire;     /* retirement engine */
+	struct probe *probe;       /* the LRU reparenting probe; may be NULL */
 	const double *max_stall_ms; /* longest loop iteration seen */
 	const struct stall_hist *stall; /* loop iterations that ran callbacks; may be NULL */
 	struct work *work;              /* worker threads for kernel writes; may be NULL */

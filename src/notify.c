@@ -52,7 +52,7 @@ static void status_now(const struct notify *n, struct status *st)
 	memset(st, 0, sizeof(*st));
 	pool_counts(n->pool, st->counts);
 	st->lru = n->retire ? retire_lru_reparenting(n->retire, NULL) : LRU_UNKNOWN;
-	st->probing = n->retire && retire_probe_running(n->retire);
+	st->probing = n->retire && retire_probing(n->retire);
 }
 
 /* prefix (may be "") and the STATUS= line, in one datagram */

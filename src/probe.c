@@ -57,6 +57,7 @@ static void probe_end(struct probe *p, enum lru_reparenting v, const char *why)
 		close(p->fd);
 	p->fd = -1;
 	p->running = false;
+	retire_set_probing(p->r, false);
 	log_notice("probe: lru_reparenting %s: %s", lru_reparenting_name(v), why);
 	retire_set_lru_reparenting(p->r, v, why);
 }
@@ -254,6 +255,7 @@ int probe_start(struct probe *p)
 		return r;
 	}
 	p->running = true;
+	retire_set_probing(p->r, true);
 	r = spawn_writer(p);
 	if (r < 0) {
 		cg_slot_remove(p->cg, PROBE_NAME);

@@ -15,7 +15,10 @@
 struct probe;
 struct retire;
 
-/* conf (its retire.probe_dir) must outlive p */
+/* The probe is a client of the retirement engine r: it removes its cgroup
+ * through r and tells r its verdict. conf (its retire.probe_dir) and r must
+ * outlive p; free p right before r (a probe retirement in flight calls back
+ * into p until retire_free abandons it). */
 int probe_new(struct ev_loop *loop, struct cg *cg, struct retire *r, const struct conf *const *conf,
 	      struct probe **out);
 void probe_free(struct probe *p);

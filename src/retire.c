@@ -11,7 +11,6 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "probe.h"
 #include "work.h"
 
 static const char *const outcome_names[OUTCOME_N] = {
@@ -536,7 +535,7 @@ void retire_kick(struct retire *r)
 			if (j->phase != PH_QUEUED)
 				continue;
 			if (mode == RETIRE_AUTO) {
-				if (r->lru == LRU_UNKNOWN && probe_running(r->probe))
+				if (r->lru == LRU_UNKNOWN && r->probing)
 					continue; /* wait for the verdict */
 				mode = r->lru == LRU_YES ? RETIRE_REPARENT : RETIRE_DRAIN;
 			}
@@ -701,19 +700,14 @@ enum lru_reparenting retire_lru_reparenting(const struct retire *r, const char *
 	return r->lru;
 }
 
-const char *retire_probe_medium(const struct retire *r)
+bool retire_probing(const struct retire *r)
 {
-	return probe_medium(r->probe);
+	return r->probing;
 }
 
-bool retire_probe_running(const struct retire *r)
+void retire_set_probing(struct retire *r, bool probing)
 {
-	return probe_running(r->probe);
-}
-
-int retire_probe(struct retire *r)
-{
-	return probe_start(r->probe);
+	r->probing = probing;
 }
 
 void retire_get_stats(const struct retire *r, struct retire_stats *out)
@@ -727,7 +721,6 @@ void retire_get_stats(const struct retire *r, struct retire_stats *out)
 int retire_new(struct ev_loop *loop, struct cg *cg, const struct conf *const *conf, struct retire **out)
 {
 	struct retire *r = calloc(1, sizeof(*r));
-	int e;
 
 	if (!r)
 		return -ENOMEM;
@@ -742,11 +735,6 @@ int retire_new(struct ev_loop *loop, struct cg *cg, const struct conf *const *co
 	r->verify_timer.data = r;
 	ev_timer_init(&r->gate_timer, gate_cb, 0., 0.);
 	r->gate_timer.data = r;
-	e = probe_new(loop, cg, r, conf, &r->probe);
-	if (e < 0) {
-		free(r);
-		return e;
-	}
 	*out = r;
 	return 0;
 }
@@ -766,7 +754,6 @@ void retire_free(struct retire *r)
 {
 	if (!r)
 		return;
-	probe_free(r->probe);
 	if (r->writes)
 		work_cancel(r->work, write_done, write_ours, r);
 	if (r->syncing)

@@ -92,12 +92,11 @@ int retire_resume(struct retire *r, const char *name, const char *key, enum reti
  * done; -ENOENT: no such retirement. */
 int retire_cancel(struct retire *r, const char *name);
 
-/* The LRU-reparenting probe: start it (again), and its cached result. */
-int retire_probe(struct retire *r);
+/* The kernel's LRU reparenting as the probe (probe.h) last found it, and
+ * whether a probe is running: while it runs and the verdict is unknown,
+ * retirements in auto mode wait for it. */
 enum lru_reparenting retire_lru_reparenting(const struct retire *r, const char **why);
-bool retire_probe_running(const struct retire *r);
-/* where the probe put its pages: see probe_medium() */
-const char *retire_probe_medium(const struct retire *r);
+bool retire_probing(const struct retire *r);
 const char *lru_reparenting_name(enum lru_reparenting v);
 
 void retire_get_stats(const struct retire *r, struct retire_stats *out);
@@ -106,8 +105,11 @@ const char *retire_outcome_name(enum retire_outcome o);
 
 
 /* ---- for probe.c: a removal verified like a retirement, outside the rate
- * limit, with its own verify timeout; and the probe's verdict. */
+ * limit, with its own verify timeout; that a probe runs (no kick: the
+ * verdict follows); and the probe's verdict, which starts the auto
+ * retirements that waited for it. */
 int retire_start_probe(struct retire *r, const char *name, uint64_t verify_timeout_ms, retire_done_fn done,
 		       void *ud);
+void retire_set_probing(struct retire *r, bool probing);
 void retire_set_lru_reparenting(struct retire *r, enum lru_reparenting v, const char *why);
 #endif

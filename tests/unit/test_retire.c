@@ -26,6 +26,7 @@
 #include "capture.h"
 #include "cgsim.h"
 #include "log.h"
+#include "probe.h"
 #include "retire.h"
 #include "simclock.h"
 #include "util.h"
@@ -50,6 +51,7 @@ struct env {
 	struct cg *cg;
 	struct conf *conf;
 	struct retire *r;
+	struct probe *probe; /* the LRU probe, a client of r */
 	bool use_work;       /* kernel writes on worker threads */
 	struct work *work;
 	struct simclock_work busy; /* the work pool, for the simulated clock */
@@ -104,11 +106,13 @@ static int setup_work(void **state)
 	return r;
 }
 
+static void env_retire_free(struct env *e);
+
 static int teardown(void **state)
 {
 	struct env *e = *state;
 
-	retire_free(e->r); /* before its work pool */
+	env_retire_free(e); /* before its work pool */
 	simclock_start(NULL, NULL);
 	work_free(e->work);
 	if (e->loop)
@@ -131,6 +135,16 @@ static void env_retire_new(struct env *e)
 	assert_int_equal(retire_new(e->loop, e->cg, (const struct conf *const *)&e->conf, &e->r), 0);
 	if (e->use_work)
 		assert_int_equal(retire_set_work(e->r, e->work), 0);
+	assert_int_equal(probe_new(e->loop, e->cg, e->r, (const struct conf *const *)&e->conf, &e->probe), 0);
+}
+
+/* the probe right before the engine it uses */
+static void env_retire_free(struct env *e)
+{
+	probe_free(e->probe);
+	e->probe = NULL;
+	retire_free(e->r);
+	e->r = NULL;
 }
 
 /* settle: free the group cg_open_fs's feature probe leaves dying */
@@ -834,7 +848,7 @@ static void test_rate(void **state)
 	int64_t t0, end;
 
 	env_open_prm(e);
-	retire_free(e->r);
+	env_retire_free(e);
 	e->conf->retire.rate = 2;
 	env_retire_new(e);
 	for (int i = 0; i < 6; i++) {
@@ -900,8 +914,8 @@ static void test_probe(void **state)
 	assert_int_equal(cgsim_on_write(e->sim, "/" PROBE "/cgroup.procs", charge_probe, e), 0);
 	make_slot(e, "slot-auto", 4 * MiB, 0);
 	make_slot(e, "slot-drain", 0, 0);
-	assert_int_equal(retire_probe(e->r), 0);
-	assert_int_equal(retire_probe(e->r), -EALREADY); /* running */
+	assert_int_equal(probe_start(e->probe), 0);
+	assert_int_equal(probe_start(e->probe), -EALREADY); /* running */
 	start(e, "slot-auto", RETIRE_AUTO, &d[0]);
 	start(e, "slot-drain", RETIRE_DRAIN, &d[1]);
 	if (!reparent) {
@@ -958,7 +972,7 @@ static void test_probe_uncharged(void **state)
 
 	env_open_prm(e);
 	make_slot(e, "slot-1", 4 * MiB, 0);
-	assert_int_equal(retire_probe(e->r), 0);
+	assert_int_equal(probe_start(e->probe), 0);
 	end = now_mono_us() + 10 * 1000000;
 	while (retire_lru_reparenting(e->r, &why) == LRU_UNKNOWN && !why[0] && now_mono_us() < end)
 		pump(e, SLICE);
@@ -1167,8 +1181,7 @@ static void test_free_in_flight(void **state)
 	end = now_mono_us() + 5000000;
 	while (cgsim_calls(e->sim, CGSIM_OP_RMDIR, "*/slot-*") < 2 && now_mono_us() < end)
 		pump(e, 0.005);
-	retire_free(e->r);
-	e->r = NULL;
+	env_retire_free(e);
 	work_free(e->work);
 	e->work = NULL;
 	pump(e, 0.3);
