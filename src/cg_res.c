@@ -21,6 +21,7 @@
 #include "config.h"
 
 #include "cg_internal.h"
+#include "res.h"
 #include "util.h"
 
 #include <errno.h>
@@ -185,22 +186,22 @@ static int v1_cpu_weight(struct cg *cg, int h, const char *name, const char *val
 	return slot_write(cg, h, name, "cpu.shares", num);
 }
 
+/* what the cgroup layer adds to a resource key (res.h): its v1 equivalent */
 static const struct res_desc {
-	const char *name;
-	int ctrl;        /* index in cg_ctrls */
+	enum res_id id;
 	v1_setter v1set; /* NULL: no v1 equivalent (see the top of the file) */
-} resources[] = {
-	{ "memory.max", 0, v1_memory_max },
-	{ "memory.high", 0, NULL },
-	{ "memory.low", 0, NULL },
-	{ "memory.swap.max", 0, v1_memory_swap_max },
-	{ "pids.max", 1, v1_pids_max },
-	{ "cpu.max", 2, v1_cpu_max },
-	{ "cpu.weight", 2, v1_cpu_weight },
-	{ "io.weight", 3, NULL },
-	{ "cpuset.cpus", 4, NULL },
-	{ "cpuset.mems", 4, NULL },
-	{ "devices.deny", -1, NULL }, /* no controller: a filter program (cg_bpf.c) */
+} resources[RES_NKEYS] = {
+	{ RES_MEMORY_MAX, v1_memory_max },
+	{ RES_MEMORY_HIGH, NULL },
+	{ RES_MEMORY_LOW, NULL },
+	{ RES_MEMORY_SWAP_MAX, v1_memory_swap_max },
+	{ RES_PIDS_MAX, v1_pids_max },
+	{ RES_CPU_MAX, v1_cpu_max },
+	{ RES_CPU_WEIGHT, v1_cpu_weight },
+	{ RES_IO_WEIGHT, NULL },
+	{ RES_CPUSET_CPUS, NULL },
+	{ RES_CPUSET_MEMS, NULL },
+	{ RES_DEVICES_DENY, NULL }, /* no controller: a filter program (cg_bpf.c) */
 };
 
 /* does the v1 memory hierarchy account swap (memory.memsw.* at the pool root)? */
@@ -212,14 +213,16 @@ static bool v1_swap_accounted(const struct cg *cg, int h)
 }
 
 /* the resource's descriptor when the pool can set it, with its hierarchy */
-static const struct res_desc *res_find(const struct cg *cg, const char *resource, int *h)
+static const struct res_desc *res_usable(const struct cg *cg, const char *resource, int *h)
 {
-	for (size_t i = 0; resource && i < ARRAY_SIZE(resources); i++) {
+	int id = resource ? res_find(resource) : -1;
+
+	for (size_t i = 0; id >= 0 && i < ARRAY_SIZE(resources); i++) {
 		const struct res_desc *d = &resources[i];
 		int k;
-		if (strcmp(d->name, resource) != 0)
+		if (d->id != (enum res_id)id)
 			continue;
-		if (d->ctrl < 0) {
+		if (res_key(d->id)->ctrl < 0) {
 			/* the filter goes on the slot's cgroup2 directory, on v2
 			 * and hybrid alike */
 			if (cg->track < 0 || !cg->ops->devices)
@@ -227,7 +230,7 @@ static const struct res_desc *res_find(const struct cg *cg, const char *resource
 			*h = cg->track;
 			return d;
 		}
-		k = cg->ctrl_hier[d->ctrl];
+		k = cg->ctrl_hier[res_key(d->id)->ctrl];
 		if (k < 0 || (!cg->hier[k].v2 && !d->v1set))
 			return NULL;
 		if (!cg->hier[k].v2 && d->v1set == v1_memory_swap_max && !v1_swap_accounted(cg, k))
@@ -242,7 +245,7 @@ bool cg_resource_supported(const struct cg *cg, const char *name)
 {
 	int h;
 
-	return res_find(cg, name, &h) != NULL;
+	return res_usable(cg, name, &h) != NULL;
 }
 
 /* v2 values go to the kernel as they are; it parses them. Bound the bytes. */
@@ -265,31 +268,31 @@ int cg_slot_set(struct cg *cg, const char *name, const char *resource, const cha
 
 	if (r < 0)
 		return r;
-	d = res_find(cg, resource, &h);
+	d = res_usable(cg, resource, &h);
 	if (!d)
 		return -EOPNOTSUPP;
 	/* "" only to give a cpuset the parent's CPUs or memory nodes again,
 	 * or to take a device filter away */
-	if (!value || (*value ? !value_sane(value) : d->ctrl >= 0 && cg_ctrls[d->ctrl].bit != CG_CTRL_CPUSET))
+	if (!value || (*value ? !value_sane(value) : res_key(d->id)->ctrl >= 0 && cg_ctrls[res_key(d->id)->ctrl].bit != CG_CTRL_CPUSET))
 		return -EINVAL;
-	if (d->ctrl < 0) {
+	if (res_key(d->id)->ctrl < 0) {
 		char dir[PATH_MAX];
 		r = cg_hpath(cg, h, name, NULL, dir);
 		return r < 0 ? r : cg->ops->devices(cg->ctx, dir, strcmp(value, "none") == 0 ? "" : value);
 	}
 	if (!cg->hier[h].v2)
 		return d->v1set(cg, h, name, value);
-	return slot_write(cg, h, name, d->name, value);
+	return slot_write(cg, h, name, res_key(d->id)->name, value);
 }
 
 /* the files a resource's value lives in on hierarchy h, in the order they
  * are written back */
 static size_t res_files(const struct cg *cg, int h, const struct res_desc *d, const char *files[2])
 {
-	if (d->ctrl < 0)
+	if (res_key(d->id)->ctrl < 0)
 		return 0; /* a filter is not read back: see pool_attach.c */
 	if (cg->hier[h].v2) {
-		files[0] = d->name;
+		files[0] = res_key(d->id)->name;
 		return 1;
 	}
 	if (d->v1set == v1_memory_max) {
@@ -313,7 +316,7 @@ static size_t res_files(const struct cg *cg, int h, const struct res_desc *d, co
 
 int cg_slot_res_save(struct cg *cg, const char *name, const char *resource, struct cg_res_saved *out)
 {
-	const struct res_desc *d = res_find(cg, resource, &out->h);
+	const struct res_desc *d = res_usable(cg, resource, &out->h);
 	char path[PATH_MAX];
 	int r = cg_name_valid(name);
 

@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include "conf_value.h"
+#include "res.h"
 #include "util.h"
 
 #include <errno.h>
@@ -582,52 +583,44 @@ int conf_devices_common(const char *a, const char *b, char *out, size_t len)
 }
 
 #define SIZE_HINT "use a number with K, M, G or T, or max"
+/* how the config parser takes the value of a resource key (res.h) */
 static const struct resdef {
-	const char *name;
-	unsigned ctrl;
 	int (*norm)(const char *v, char *out, size_t len);
 	const char *what, *hint;
-} resdefs[] = {
-	{ "memory.max", CONF_CTRL_MEMORY, rn_size, "size", SIZE_HINT },
-	{ "memory.high", CONF_CTRL_MEMORY, rn_size, "size", SIZE_HINT },
-	{ "memory.low", CONF_CTRL_MEMORY, rn_size, "size", SIZE_HINT },
-	{ "memory.swap.max", CONF_CTRL_MEMORY, rn_size, "size", SIZE_HINT },
-	{ "pids.max", CONF_CTRL_PIDS, rn_pids, "number", "use a number from 0 to 4194304, or max" },
-	{ "cpu.weight", CONF_CTRL_CPU, rn_weight, "weight", "use a number from 1 to 10000" },
-	{ "cpu.max", CONF_CTRL_CPU, rn_cpumax, "value",
-	  "use max or a quota of at least 1000, then optionally a period from 1000 to 1000000, in microseconds" },
-	{ "io.weight", CONF_CTRL_IO, rn_ioweight, "weight", "use a number from 1 to 10000, or default N" },
-	{ "cpuset.cpus", CONF_CTRL_CPUSET, rn_cpus, "CPU list",
-	  "use CPU numbers below 8192 and ranges of them, ascending, like 0-3,8" },
-	{ "cpuset.mems", CONF_CTRL_CPUSET, rn_mems, "memory node list",
-	  "use memory node numbers below 1024 and ranges of them, ascending, like 0-1" },
-	{ "devices.deny", CONF_RES_NOCTRL, rn_devices, "device list",
-	  "use rules like c 195:0, c 195:2-3 or b 8:* separated by commas, or none" },
+} resdefs[RES_NKEYS] = {
+	[RES_MEMORY_MAX] = { rn_size, "size", SIZE_HINT },
+	[RES_MEMORY_HIGH] = { rn_size, "size", SIZE_HINT },
+	[RES_MEMORY_LOW] = { rn_size, "size", SIZE_HINT },
+	[RES_MEMORY_SWAP_MAX] = { rn_size, "size", SIZE_HINT },
+	[RES_PIDS_MAX] = { rn_pids, "number", "use a number from 0 to 4194304, or max" },
+	[RES_CPU_WEIGHT] = { rn_weight, "weight", "use a number from 1 to 10000" },
+	[RES_CPU_MAX] = { rn_cpumax, "value",
+			  "use max or a quota of at least 1000, then optionally a period from 1000 to 1000000, in "
+			  "microseconds" },
+	[RES_IO_WEIGHT] = { rn_ioweight, "weight", "use a number from 1 to 10000, or default N" },
+	[RES_CPUSET_CPUS] = { rn_cpus, "CPU list", "use CPU numbers below 8192 and ranges of them, ascending, like 0-3,8" },
+	[RES_CPUSET_MEMS] = { rn_mems, "memory node list",
+			      "use memory node numbers below 1024 and ranges of them, ascending, like 0-1" },
+	[RES_DEVICES_DENY] = { rn_devices, "device list",
+			       "use rules like c 195:0, c 195:2-3 or b 8:* separated by commas, or none" },
 };
-
-static const struct resdef *resdef_find(const char *name)
-{
-	for (size_t i = 0; i < ARRAY_SIZE(resdefs); i++)
-		if (strcmp(resdefs[i].name, name) == 0)
-			return &resdefs[i];
-	return NULL;
-}
 
 unsigned conf_res_ctrl(const char *name)
 {
-	const struct resdef *rd = resdef_find(name);
+	int id = res_find(name);
 
-	return rd ? rd->ctrl : 0;
+	return id < 0 ? 0 : res_key((unsigned)id)->ctrl < 0 ? CONF_RES_NOCTRL : 1U << res_key((unsigned)id)->ctrl;
 }
 
 int conf_res_parse(const char *name, const char *v, char *out, size_t outlen, char *err, size_t errlen)
 {
-	const struct resdef *rd = resdef_find(name);
+	int id = res_find(name);
+	const struct resdef *rd = id < 0 ? NULL : &resdefs[id];
 
 	if (!rd)
 		return fail(err, errlen, "%s: not a resource key", name);
 	if (rd->norm(v, out, outlen) < 0)
-		return bad(err, errlen, rd->name, rd->what, v, "%s", rd->hint);
+		return bad(err, errlen, res_key((unsigned)id)->name, rd->what, v, "%s", rd->hint);
 	return 0;
 }
 

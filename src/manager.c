@@ -20,6 +20,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "probe.h"
+#include "res.h"
 #include "retire.h"
 #include "state.h"
 #include "util.h"
@@ -156,7 +157,7 @@ json_t *manager_slot_json(struct pool *pool, const struct slot *s)
 	json_object_set_new(j, "idle_since",
 			    s->state == SLOT_IDLE ? json_integer(s->idle_since_us) : json_null());
 	json_object_set_new(j, "released", s->key[0] ? json_boolean(s->released) : json_null());
-	json_object_set_new(j, "run_limits", s->run_limits ? state_run_limits_json(s->run_limits) : json_null());
+	json_object_set_new(j, "run_limits", s->run_limits ? res_mask_json(s->run_limits) : json_null());
 	json_object_set_new(j, "job", pool_tenant_job(s) ? json_string(pool_tenant_job(s)) : json_null());
 	json_object_set_new(j, "holders", pool_tenant_job(s) ? json_integer(pool_tenant_holders(s)) : json_null());
 	return j;

@@ -13,38 +13,16 @@
 
 #include "log.h"
 #include "pool_internal.h"
+#include "res.h"
 #include "state.h"
 #include "work.h"
 
 #define POLL_INTERVAL 1.0 /* s, population polling where no cgroup.events exists */
 
 
-/* v2 defaults written back when a slot is scrubbed for its next key */
-static const struct {
-	const char *name;
-	const char *value;
-} resource_defaults[] = {
-	{ "memory.max", "max" }, { "memory.high", "max" }, { "memory.low", "0" },
-	{ "memory.swap.max", "max" }, { "pids.max", "max" }, { "cpu.max", "max 100000" },
-	{ "cpu.weight", "100" }, { "io.weight", "default 100" }, { "cpuset.cpus", "" }, { "cpuset.mems", "" },
-	{ "devices.deny", "" },
-};
 
 static void scrub_done(int r, void *arg);
 static bool same_arg(void *arg, void *ud);
-
-const char *pool_resource_name(unsigned i)
-{
-	return i < ARRAY_SIZE(resource_defaults) ? resource_defaults[i].name : NULL;
-}
-
-unsigned pool_resource_bit(const char *name)
-{
-	for (unsigned i = 0; i < ARRAY_SIZE(resource_defaults); i++)
-		if (strcmp(resource_defaults[i].name, name) == 0)
-			return 1U << i;
-	return 0;
-}
 
 struct cg *pool_cg(const struct pool *p)
 {
@@ -463,9 +441,9 @@ static void reset_some(struct slot *s, unsigned mask)
 {
 	struct cg *cg = s->pool->cg;
 
-	for (size_t i = 0; i < ARRAY_SIZE(resource_defaults); i++)
-		if ((mask & (1U << i)) && cg_resource_supported(cg, resource_defaults[i].name))
-			cg_slot_set(cg, s->name, resource_defaults[i].name, resource_defaults[i].value);
+	for (unsigned i = 0; i < RES_NKEYS; i++)
+		if ((mask & (1U << i)) && cg_resource_supported(cg, res_key(i)->name))
+			cg_slot_set(cg, s->name, res_key(i)->name, res_key(i)->reset);
 }
 
 /* the last run's Attach limits undone, then the class settings, then the

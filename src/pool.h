@@ -77,7 +77,7 @@ struct slot {
 	int64_t used_us;          /* CLOCK_REALTIME, the key's last attach, release or run end */
 	uid_t owner_uid;          /* who bound the key (root: 0); kept in the state file */
 	bool released;            /* Release said the key is done: its idle slot is recycled first */
-	uint16_t run_limits;      /* resource keys the current run's Attach set (bits of pool_resource_name) */
+	uint16_t run_limits;      /* resource keys the current run's Attach set (bits of res.h's keys) */
 	struct tenant *tenant;    /* the job its run belongs to; NULL: none (pool_tenant.c) */
 	ev_timer idle_timer;
 	struct slot *lprev, *lnext; /* in the pool's warm list (warm) or idle list (idle), else unlinked */
@@ -156,10 +156,6 @@ int pool_tenant_pidfd_open_default(pid_t pid);
 unsigned pool_tenant_freeze(struct pool *p, const char *job, bool frozen, void (*each)(struct slot *s, int r, void *ud),
 			    void *ud);
 
-/* The resource keys limits may name, by bit of slot.run_limits: NULL past
- * the last; pool_resource_bit is 0 for a name that is not one. */
-const char *pool_resource_name(unsigned i);
-unsigned pool_resource_bit(const char *name);
 /* pool_attach for a caller: a key it binds is owned by owner (0: root and
  * socket_group). */
 int pool_attach_owned(struct pool *p, const char *key, const char *class_name, uid_t owner, const pid_t *pids,

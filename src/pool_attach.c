@@ -12,6 +12,7 @@
 
 #include "log.h"
 #include "pool_internal.h"
+#include "res.h"
 
 /* ---- requests */
 
@@ -173,7 +174,7 @@ static int apply_run_limits(struct slot *s, const struct attach_req *req, char *
 			snprintf(devices, devlen, "%s", v);
 			*devset = true;
 		}
-		s->run_limits |= (uint16_t)pool_resource_bit(l->name);
+		s->run_limits |= (uint16_t)res_bit(l->name);
 	}
 	if (r == 0)
 		return 0;

@@ -27,6 +27,7 @@
 
 #include "log.h"
 #include "pool_internal.h"
+#include "res.h"
 
 #define KILL_ROUND_S 0.05 /* without cgroup.kill: SIGKILL again this often */
 #define KILL_ROUNDS 200   /* ... for at most 10 s */
@@ -363,7 +364,7 @@ const char *pool_tenant_devices(const struct slot *s, const char *job)
 	const struct tenant *t = s->tenant;
 
 	if (!t || !t->devices || !job || !t->job || strcmp(t->job, job) != 0 || s->state != SLOT_RUNNING ||
-	    !(s->run_limits & pool_resource_bit("devices.deny")))
+	    !(s->run_limits & res_bit("devices.deny")))
 		return NULL;
 	return t->devices;
 }

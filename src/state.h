@@ -40,9 +40,5 @@ int state_compact(struct state *st, const struct slot *const *slots, size_t n, u
 /* the journals have grown enough that a compaction pays off, and none runs */
 bool state_compact_due(const struct state *st, size_t nslots);
 
-/* The names of the resource keys whose bits are set in mask (a slot's
- * run_limits, see pool_resource_name), as a JSON array: what the state file
- * keeps and what a Slot shows. */
-struct json_t *state_run_limits_json(unsigned mask);
 
 #endif

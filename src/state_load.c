@@ -19,39 +19,22 @@
 
 #include "log.h"
 #include "pool.h"
+#include "res.h"
 #include "util.h"
 
 #define EROOT EXDEV /* internal: a journal written for another pool root */
 
 /* ---- one slot */
 
-json_t *state_run_limits_json(unsigned mask)
-{
-	json_t *a = json_array();
-	const char *name;
-
-	for (unsigned i = 0; a && (name = pool_resource_name(i)); i++)
-		if (mask & (1U << i))
-			json_array_append_new(a, json_string(name));
-	return a;
-}
-
 /* names of resource keys: their bits, or -EINVAL */
 static int run_limits_from_json(json_t *a, uint16_t *mask)
 {
-	unsigned m = 0, bit;
-	json_t *v;
-	size_t i;
+	unsigned m;
 
 	if (!a)
 		return 0;
-	if (!json_is_array(a))
+	if (res_mask_from_json(a, &m) < 0)
 		return -EINVAL;
-	json_array_foreach(a, i, v) {
-		if (!json_is_string(v) || !(bit = pool_resource_bit(json_string_value(v))))
-			return -EINVAL;
-		m |= bit;
-	}
 	*mask = (uint16_t)m;
 	return 0;
 }

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "pool.h"
+#include "res.h"
 
 void state_text_init(struct state_text *t, char *buf, size_t cap)
 {
@@ -124,7 +125,6 @@ static void run_text(struct state_text *t, const struct run *r)
 void state_text_slot(struct state_text *t, const struct slot *s)
 {
 	unsigned n = s->nrecent < SLOT_RECENT_RUNS ? s->nrecent : SLOT_RECENT_RUNS;
-	const char *name;
 
 	state_text_put(t, "{\"name\":", 8);
 	state_text_str(t, s->name);
@@ -142,12 +142,12 @@ void state_text_slot(struct state_text *t, const struct slot *s)
 	}
 	state_text_printf(t, "],\"owner_uid\":%lld,\"released\":%s,\"run_limits\":[", (long long)s->owner_uid,
 			  s->released ? "true" : "false");
-	for (unsigned i = 0, first = 1; (name = pool_resource_name(i)); i++) {
+	for (unsigned i = 0, first = 1; i < RES_NKEYS; i++) {
 		if (!(s->run_limits & (1U << i)))
 			continue;
 		if (!first)
 			state_text_put(t, ",", 1);
-		state_text_str(t, name);
+		state_text_str(t, res_key(i)->name);
 		first = 0;
 	}
 	state_text_put(t, "]", 1);

@@ -23,6 +23,7 @@
 #include "cgsim.h"
 #include "log.h"
 #include "pool.h"
+#include "res.h"
 #include "simclock.h"
 #include "work.h"
 #include "util.h"
@@ -949,14 +950,14 @@ static void test_run_limits(void **state)
 	assert_int_equal(pool_attach_req(e->pool, &req, &s, &bad), 0);
 	assert_string_equal(mem_max(e, s->name), "67108864");
 	assert_string_equal(pids_max(e, s->name), "50");
-	assert_int_equal(s->run_limits, pool_resource_bit("memory.max") | pool_resource_bit("pids.max"));
+	assert_int_equal(s->run_limits, res_bit("memory.max") | res_bit("pids.max"));
 
 	/* the daemon restarts while the run goes on: it still knows */
 	env_stop(e);
 	env_start(e);
 	s = pool_find(e->pool, "slurm.7");
 	assert_non_null(s);
-	assert_int_equal(s->run_limits, pool_resource_bit("memory.max") | pool_resource_bit("pids.max"));
+	assert_int_equal(s->run_limits, res_bit("memory.max") | res_bit("pids.max"));
 
 	/* the next run, without limits: the kernel's default and the class's value */
 	assert_int_equal(cgsim_exit(e->sim, pid), 0);
@@ -998,7 +999,7 @@ static void test_limit_kept(void **state)
 	assert_int_equal(s->state, SLOT_RUNNING);
 	assert_string_equal(mem_max(e, s->name), "536870912");
 	assert_string_equal(pids_max(e, s->name), pids_before);
-	assert_int_equal(s->run_limits, pool_resource_bit("memory.max"));
+	assert_int_equal(s->run_limits, res_bit("memory.max"));
 	/* the same limit again goes through and changes nothing */
 	req = (struct attach_req){ "slurm.7", NULL, 0, &pid2, 1, &big, 1, NULL, 0, false, NULL };
 	assert_int_equal(pool_attach_req(e->pool, &req, &s, &bad), 0);
@@ -1035,7 +1036,7 @@ static void test_cpuset_limits(void **state)
 	assert_int_equal(pool_attach_req(e->pool, &req, &s, &bad), 0);
 	assert_string_equal(slot_file(e, s->name, "cpuset.cpus"), "1,3-5");
 	assert_string_equal(slot_file(e, s->name, "cpuset.mems"), "0");
-	assert_int_equal(s->run_limits, pool_resource_bit("cpuset.cpus") | pool_resource_bit("cpuset.mems"));
+	assert_int_equal(s->run_limits, res_bit("cpuset.cpus") | res_bit("cpuset.mems"));
 
 	assert_int_equal(cgsim_exit(e->sim, pid), 0);
 	assert_non_null(pump_until(e, "slurm.8", SLOT_IDLE, 3.0));
@@ -1074,7 +1075,7 @@ static void test_devices_limit(void **state)
 	struct attach_req req = { "slurm.12", NULL, 0, &t1, 1, lim, 1, "slurm:12:0", h, false, NULL };
 	assert_int_equal(pool_attach_req(e->pool, &req, &s, &bad), 0);
 	assert_string_equal(devices_of(e, s->name), "c 195:1,c 195:3-5,b 8:*");
-	assert_int_equal(s->run_limits, pool_resource_bit("devices.deny"));
+	assert_int_equal(s->run_limits, res_bit("devices.deny"));
 	/* a step of the same job that denies 195:0-4: 195:1 and 195:3-4 stay denied */
 	assert_int_equal(conf_res_value("devices.deny", "c 195:0-4", &lim[1], err, sizeof(err)), 0);
 	t2 = spawn(e, "/");
