@@ -29,13 +29,6 @@ struct cg *pool_cg(const struct pool *p)
 	return p->cg;
 }
 
-const struct run *slot_last_run(const struct slot *s)
-{
-	if (s->nrecent == 0)
-		return NULL;
-	return &s->recent[(s->nrecent - 1) % SLOT_RECENT_RUNS];
-}
-
 static struct run *slot_cur_run(struct slot *s)
 {
 	return (struct run *)slot_last_run(s);

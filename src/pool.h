@@ -20,77 +20,6 @@
 #include "slot.h"
 #include "util.h"
 
-#define SLOT_PREFIX "slot-"
-#define SLOT_RECENT_RUNS 8
-#define SLOT_NAME_MAX 32
-#define CLASS_NAME_MAX 64
-
-struct pool;
-struct slot;
-
-/* A process that holds a job on this node (pool_tenant.c) */
-struct holder {
-	struct holder *next;
-	struct slot *slot;
-	pid_t pid;
-	uint64_t start;   /* /proc/PID/stat starttime: a reused pid is not it */
-	int pidfd;        /* -1 while not watched (restored, not yet resumed), or polled */
-	ev_io io;
-	ev_timer poll;    /* a kernel without pidfd_open (before 5.3): looked at every second */
-};
-
-/* The job a slot's run belongs to: one at a time per key */
-struct tenant {
-	char *job;        /* as the Attach named it, e.g. "slurm:4711:1000" */
-	bool release;     /* release the key when the job ends */
-	bool ending;      /* its last holder is gone: what is left is being killed */
-	struct holder *holders;
-	unsigned nholders;
-	unsigned kill_rounds;
-	ev_timer kill_timer;
-	char *devices;    /* devices.deny of the job's current run, NULL: none known */
-};
-
-struct run {
-	int64_t started_us; /* CLOCK_REALTIME */
-	int64_t ended_us;   /* 0 while the run goes on */
-	int exit_status;    /* -1: not known (processes exited on their own) */
-	int signal;         /* the signal that killed a supervised job's main process, 0: none */
-	bool unsupervised;  /* a supervised job's main process exited while no daemon watched it */
-	uint64_t memory_peak; /* bytes; 0 when the kernel cannot tell */
-	uint64_t oom_kills;   /* during the run */
-	uint64_t oom_base;    /* memory.events oom_kill at run start */
-};
-
-struct slot {
-	struct pool *pool;
-	char name[SLOT_NAME_MAX]; /* directory name, "slot-<n>" */
-	unsigned id;
-	char key[KEY_MAX + 1];    /* "" while warm */
-	char class_name[CLASS_NAME_MAX]; /* "" when no class matched */
-	enum slot_state state;
-	uint64_t cgroup_id;
-	uint64_t runs;            /* runs of this key in this slot */
-	struct run recent[SLOT_RECENT_RUNS]; /* ring: recent[(nrecent-1) % N] is the newest */
-	unsigned nrecent;
-	int64_t idle_since_us;    /* CLOCK_REALTIME, when it became idle */
-	int64_t used_us;          /* CLOCK_REALTIME, the key's last attach, release or run end */
-	uid_t owner_uid;          /* who bound the key (root: 0); kept in the state file */
-	bool released;            /* Release said the key is done: its idle slot is recycled first */
-	uint16_t run_limits;      /* resource keys the current run's Attach set (bits of res.h's keys) */
-	struct tenant *tenant;    /* the job its run belongs to; NULL: none (pool_tenant.c) */
-	ev_timer idle_timer;
-	struct slot *lprev, *lnext; /* in the pool's warm list (warm) or idle list (idle), else unlinked */
-	bool listed;              /* in one of those lists */
-	bool busy;                /* a kernel write for it runs on a worker: not handed out */
-	bool resume_retire;       /* start-up: a retirement the last daemon left unfinished */
-	bool resume_now;          /* the retirement being started is such a one */
-	uint64_t scrub_bytes;     /* what the worker reclaims */
-	enum retire_mode retire_mode; /* how the pending retirement removes it */
-	retire_done_fn retire_done; /* who waits for the retirement's outcome */
-	void *retire_ud;
-};
-
 #define POOL_RECENT_RETIREMENTS 16
 
 /* Adopt the slots below the cgroup root (cg), restore keys and runs from the
@@ -141,9 +70,7 @@ int pool_attach_req(struct pool *p, const struct attach_req *req, struct slot **
  * processes hold it on this node. */
 const char *pool_tenant_job(const struct slot *s);
 unsigned pool_tenant_holders(const struct slot *s);
-/* The state file's tenant of a slot being loaded; pool_tenant_free frees it. */
-int pool_tenant_restored(struct slot *s, const char *job, bool release, bool ending);
-int pool_tenant_restored_holder(struct slot *s, pid_t pid, uint64_t start);
+/* Stop watching the slot's holders and free its tenant (slot_tenant_free) */
 void pool_tenant_free(struct slot *s);
 /* pidfd_open(2) for the holders (-1 and errno ENOSYS: polled instead);
  * replaced by tests to stand for a kernel without it */
@@ -199,7 +126,5 @@ int pool_foreach(struct pool *p, int (*fn)(struct slot *s, void *ud), void *ud);
 struct slot *pool_slot_from(struct pool *p, unsigned id);
 void pool_counts(const struct pool *p, unsigned counts[SLOT_NSTATES]);
 struct cg *pool_cg(const struct pool *p);
-/* the run in progress or the last one, NULL when none */
-const struct run *slot_last_run(const struct slot *s);
 
 #endif

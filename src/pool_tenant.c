@@ -45,27 +45,21 @@ int pool_tenant_pidfd_open_default(pid_t pid)
 }
 int (*pool_tenant_pidfd_open)(pid_t pid) = pool_tenant_pidfd_open_default;
 
-static struct tenant *tenant_new(struct slot *s)
+/* stop watching h (its pidfd stays open) */
+static void holder_unwatch(struct pool *p, struct holder *h)
 {
-	struct tenant *t = calloc(1, sizeof(*t));
-
-	if (!t)
-		return NULL;
-	t->release = true;
-	ev_timer_init(&t->kill_timer, NULL, 0., 0.);
-	s->tenant = t;
-	return t;
+	if (!p)
+		return;
+	if (h->pidfd >= 0)
+		ev_io_stop(p->loop, &h->io);
+	ev_timer_stop(p->loop, &h->poll);
 }
 
 static void holder_free(struct pool *p, struct holder *h)
 {
-	if (h->pidfd >= 0) {
-		if (p)
-			ev_io_stop(p->loop, &h->io);
+	holder_unwatch(p, h);
+	if (h->pidfd >= 0)
 		close(h->pidfd);
-	}
-	if (p)
-		ev_timer_stop(p->loop, &h->poll);
 	free(h);
 }
 
@@ -82,17 +76,11 @@ void pool_tenant_free(struct slot *s)
 
 	if (!t)
 		return;
-	while (t->holders) {
-		struct holder *h = t->holders;
-		t->holders = h->next;
-		holder_free(p, h);
-	}
+	for (struct holder *h = t->holders; h; h = h->next)
+		holder_unwatch(p, h);
 	if (p)
 		ev_timer_stop(p->loop, &t->kill_timer);
-	free(t->job);
-	free(t->devices);
-	free(t);
-	s->tenant = NULL;
+	slot_tenant_free(s);
 }
 
 const char *pool_tenant_job(const struct slot *s)
@@ -298,28 +286,6 @@ static int holder_watch(struct pool *p, struct holder *h)
 	return 0;
 }
 
-static struct holder *holder_add(struct slot *s, pid_t pid, uint64_t start)
-{
-	struct tenant *t = s->tenant;
-	struct holder *h;
-
-	for (h = t->holders; h; h = h->next)
-		if (h->pid == pid && h->start == start)
-			return h;
-	h = calloc(1, sizeof(*h));
-	if (!h)
-		return NULL;
-	h->slot = s;
-	h->pid = pid;
-	h->start = start;
-	h->pidfd = -1;
-	ev_timer_init(&h->poll, holder_poll_cb, HOLDER_POLL_S, HOLDER_POLL_S);
-	h->next = t->holders;
-	t->holders = h;
-	t->nholders++;
-	return h;
-}
-
 int pool_tenant_bind(struct slot *s, const char *job, pid_t hold, bool release)
 {
 	struct tenant *t = s->tenant;
@@ -329,7 +295,7 @@ int pool_tenant_bind(struct slot *s, const char *job, pid_t hold, bool release)
 
 	if (!job && hold <= 0)
 		return 0;
-	if (!t && !(t = tenant_new(s)))
+	if (!t && !(t = slot_tenant_new(s)))
 		return -ENOMEM;
 	if (job && (!t->job || strcmp(t->job, job) != 0)) {
 		char *dup = strdup(job);
@@ -345,7 +311,7 @@ int pool_tenant_bind(struct slot *s, const char *job, pid_t hold, bool release)
 		return 0;
 	if (proc_start_time(hold, &start) < 0)
 		return -ESRCH;
-	h = holder_add(s, hold, start);
+	h = slot_holder_add(s, hold, start);
 	if (!h)
 		return -ENOMEM;
 	if (holder_watched(h))
@@ -394,22 +360,6 @@ void pool_tenant_run_ended(struct slot *s)
 }
 
 /* ---- the state file */
-
-int pool_tenant_restored(struct slot *s, const char *job, bool release, bool ending)
-{
-	struct tenant *t = s->tenant ? s->tenant : tenant_new(s);
-
-	if (!t || !(t->job = strdup(job)))
-		return -ENOMEM;
-	t->release = release;
-	t->ending = ending;
-	return 0;
-}
-
-int pool_tenant_restored_holder(struct slot *s, pid_t pid, uint64_t start)
-{
-	return s->tenant && holder_add(s, pid, start) ? 0 : -ENOMEM;
-}
 
 void pool_tenant_move(struct slot *to, struct slot *from)
 {

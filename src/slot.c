@@ -1,11 +1,13 @@
-/* slot.c - the slot state machine as a table */
+/* slot.c - the slot state machine as a table, and the slot record's tenant as data */
 #include "config.h"
 
 #include "slot.h"
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define OK 0
 #define BUSY (-EBUSY)
@@ -283,4 +285,65 @@ int job_state_parse(const char *s, enum job_state *out)
 const char *job_event_name(enum job_event ev)
 {
 	return (unsigned)ev < JOB_NEVENTS ? job_event_names[ev] : "?";
+}
+
+const struct run *slot_last_run(const struct slot *s)
+{
+	if (s->nrecent == 0)
+		return NULL;
+	return &s->recent[(s->nrecent - 1) % SLOT_RECENT_RUNS];
+}
+
+struct tenant *slot_tenant_new(struct slot *s)
+{
+	struct tenant *t = s->tenant ? s->tenant : calloc(1, sizeof(*t));
+
+	if (!t || s->tenant)
+		return t;
+	t->release = true;
+	ev_timer_init(&t->kill_timer, NULL, 0., 0.);
+	s->tenant = t;
+	return t;
+}
+
+struct holder *slot_holder_add(struct slot *s, pid_t pid, uint64_t start)
+{
+	struct tenant *t = s->tenant;
+	struct holder *h;
+
+	if (!t)
+		return NULL;
+	for (h = t->holders; h; h = h->next)
+		if (h->pid == pid && h->start == start)
+			return h;
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return NULL;
+	h->slot = s;
+	h->pid = pid;
+	h->start = start;
+	h->pidfd = -1;
+	h->next = t->holders;
+	t->holders = h;
+	t->nholders++;
+	return h;
+}
+
+void slot_tenant_free(struct slot *s)
+{
+	struct tenant *t = s->tenant;
+
+	if (!t)
+		return;
+	while (t->holders) {
+		struct holder *h = t->holders;
+		t->holders = h->next;
+		if (h->pidfd >= 0)
+			close(h->pidfd);
+		free(h);
+	}
+	free(t->job);
+	free(t->devices);
+	free(t);
+	s->tenant = NULL;
 }

@@ -48,7 +48,7 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "pool.h"
+#include "slot.h"
 #include "util.h"
 
 #define COMPACT_MIN_BYTES (1024 * 1024) /* journals below this are never compacted */

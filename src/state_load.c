@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "pool.h"
+#include "slot.h"
 #include "res.h"
 #include "util.h"
 
@@ -102,6 +102,7 @@ static int slot_fields(struct slot *s, const char *name, const char *key, const 
 static int tenant_from_json(json_t *j, struct slot *s, const char **why)
 {
 	json_t *holders, *h;
+	struct tenant *t;
 	const char *job;
 	int release = 1, ending = 0;
 	size_t i;
@@ -114,17 +115,19 @@ static int tenant_from_json(json_t *j, struct slot *s, const char **why)
 		*why = "bad tenant";
 		return -EINVAL;
 	}
-	if (pool_tenant_restored(s, job, release, ending) < 0) {
+	if (!(t = slot_tenant_new(s)) || (!t->job && !(t->job = strdup(job)))) {
 		*why = "out of memory";
 		return -ENOMEM;
 	}
+	t->release = release;
+	t->ending = ending;
 	json_array_foreach(holders, i, h) {
 		json_int_t pid, start;
 		if (json_unpack(h, "[I, I]", &pid, &start) < 0 || pid <= 0 || pid > INT32_MAX || start < 0) {
 			*why = "bad tenant holder";
 			return -EINVAL;
 		}
-		if (pool_tenant_restored_holder(s, (pid_t)pid, (uint64_t)start) < 0) {
+		if (!slot_holder_add(s, (pid_t)pid, (uint64_t)start)) {
 			*why = "out of memory";
 			return -ENOMEM;
 		}
@@ -274,7 +277,7 @@ static void loaded_slot_free(struct slot *s)
 {
 	if (!s)
 		return;
-	pool_tenant_free(s);
+	slot_tenant_free(s);
 	free(s);
 }
 

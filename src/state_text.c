@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pool.h"
+#include "slot.h"
 #include "res.h"
 
 void state_text_init(struct state_text *t, char *buf, size_t cap)
