@@ -22,7 +22,6 @@
 #include "probe.h"
 #include "res.h"
 #include "retire.h"
-#include "state.h"
 #include "util.h"
 
 #define IFACE "io.cgpool.Manager"
