@@ -261,4 +261,18 @@ int cg_root_local_lru(struct cg *cg, uint64_t *bytes);
  * hybrid hosts), else /proc/pressure/memory. -EOPNOTSUPP without PSI. */
 int cg_pressure_path(const struct cg *cg, char *buf, size_t len);
 
+/* ---- cgroup2 directories by path (cg_dir.c), before the pool root is
+ * open: systemd's scope for the slots is made with them (sd_scope.c). mnt is
+ * the cgroup2 mount, path a cgroup path ("/system.slice/x-slots.scope"),
+ * leaf a child directory of it or NULL. All return 0 or -errno. */
+int cg_dir_exists(const char *mnt, const char *path);
+/* the leaf made, or there already */
+int cg_dir_mkdir(const char *mnt, const char *path, const char *leaf);
+/* pid into the directory (its cgroup.procs) */
+int cg_dir_move(const char *mnt, const char *path, const char *leaf, pid_t pid);
+/* the first process in the directory; -ENOENT: none */
+int cg_dir_first_pid(const char *mnt, const char *path, const char *leaf, pid_t *pid);
+/* /proc/PID/cgroup says pid is in path (pure v2: "0::PATH") */
+bool cg_dir_holds(pid_t pid, const char *path);
+
 #endif

@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -19,6 +18,7 @@
 #include <systemd/sd-bus.h>
 #include <systemd/sd-daemon.h>
 
+#include "cg.h"
 #include "log.h"
 #include "util.h"
 
@@ -137,76 +137,57 @@ static int start_scope(const char *unit, const char *slice, pid_t keeper, char *
 	return r;
 }
 
-/* the keeper's cgroup is the scope's: systemd has moved it */
-static bool keeper_in(pid_t pid, const char *path)
-{
-	char file[64], buf[4096];
-	int r;
-
-	snprintf(file, sizeof(file), "/proc/%d/cgroup", (int)pid);
-	r = file_read(file, buf, sizeof(buf));
-	return r >= 0 && strncmp(buf, "0::", 3) == 0 && strncmp(buf + 3, path, strlen(path)) == 0 &&
-	       (buf[3 + strlen(path)] == '\n' || buf[3 + strlen(path)] == '\0');
-}
-
 /* the keeper into <scope>/keeper: the scope itself then holds no process */
-static int keeper_to_leaf(const char *dir, pid_t pid, char *err, size_t errlen)
+static int keeper_to_leaf(const char *mnt, const char *path, pid_t pid, char *err, size_t errlen)
 {
-	char path[4400], num[16];
-	int r;
+	int r = cg_dir_mkdir(mnt, path, KEEPER_LEAF);
 
-	snprintf(path, sizeof(path), "%s/" KEEPER_LEAF, dir);
-	if (mkdir(path, 0755) < 0 && errno != EEXIST) {
-		r = -errno;
-		snprintf(err, errlen, "mkdir %s: %s", path, strerror(-r));
+	if (r < 0) {
+		snprintf(err, errlen, "mkdir %s%s/" KEEPER_LEAF ": %s", mnt, path, strerror(-r));
 		return r;
 	}
-	strcat(path, "/cgroup.procs");
-	snprintf(num, sizeof(num), "%d", (int)pid);
-	r = file_write_str(path, num);
+	r = cg_dir_move(mnt, path, KEEPER_LEAF, pid);
 	if (r < 0)
-		snprintf(err, errlen, "move the keeper into %s: %s", path, strerror(-r));
+		snprintf(err, errlen, "move the keeper into %s%s/" KEEPER_LEAF "/cgroup.procs: %s", mnt, path,
+			 strerror(-r));
 	return r;
 }
 
 /* a scope found at start, or while the daemon runs: its keeper may have
  * gone (killed, or the scope's jobs kept it alive without one). 1: a new
  * keeper was started */
-static int keep_alive(const char *dir, char *err, size_t errlen)
+static int keep_alive(const char *mnt, const char *path, char *err, size_t errlen)
 {
-	char path[4400], buf[64];
 	pid_t pid = 0;
 	int r;
 
-	snprintf(path, sizeof(path), "%s/" KEEPER_LEAF "/cgroup.procs", dir);
-	if (file_read(path, buf, sizeof(buf)) > 0 && buf[0] >= '0' && buf[0] <= '9')
+	if (cg_dir_first_pid(mnt, path, KEEPER_LEAF, &pid) == 0)
 		return 0;
+	pid = 0;
 	r = keeper_spawn(&pid);
 	if (r == 0)
-		r = keeper_to_leaf(dir, pid, err, errlen);
+		r = keeper_to_leaf(mnt, path, pid, err, errlen);
 	if (r < 0) {
 		if (pid > 0)
 			kill(pid, SIGKILL);
 		return r;
 	}
-	log_notice("slots scope %s: its keeper was gone; a new one is pid %d", dir, (int)pid);
+	log_notice("slots scope %s%s: its keeper was gone; a new one is pid %d", mnt, path, (int)pid);
 	return 1;
 }
 
 int sd_scope_check(const char *mnt, const char *root, char *err, size_t errlen)
 {
-	char dir[4200];
-	struct stat st;
+	int r = cg_dir_exists(mnt, root);
 
-	snprintf(dir, sizeof(dir), "%s%s", mnt, root);
-	if (stat(dir, &st) < 0) {
-		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
+	if (r < 0) {
+		snprintf(err, errlen, "%s%s: %s", mnt, root, strerror(-r));
 		return -ENOENT;
 	}
-	return keep_alive(dir, err, errlen);
+	return keep_alive(mnt, root, err, errlen);
 }
 
-static int make_scope(const char *path, const char *dir, const char *unit, const char *slice, char *err,
+static int make_scope(const char *mnt, const char *path, const char *unit, const char *slice, char *err,
 		      size_t errlen)
 {
 	pid_t pid = 0;
@@ -217,7 +198,8 @@ static int make_scope(const char *path, const char *dir, const char *unit, const
 		return r;
 	}
 	r = start_scope(unit, slice, pid, err, errlen);
-	for (int waited = 0; r >= 0 && !keeper_in(pid, path); waited += 10) {
+	/* systemd moves the keeper into the scope's cgroup */
+	for (int waited = 0; r >= 0 && !cg_dir_holds(pid, path); waited += 10) {
 		if (waited >= SCOPE_WAIT_MS) {
 			snprintf(err, errlen, "scope %s: the keeper (pid %d) did not arrive in %s within %d ms", unit,
 				 (int)pid, path, SCOPE_WAIT_MS);
@@ -227,7 +209,7 @@ static int make_scope(const char *path, const char *dir, const char *unit, const
 		usleep(10000);
 	}
 	if (r >= 0)
-		r = keeper_to_leaf(dir, pid, err, errlen);
+		r = keeper_to_leaf(mnt, path, pid, err, errlen);
 	if (r < 0) {
 		kill(pid, SIGKILL);
 		return r;
@@ -238,18 +220,16 @@ static int make_scope(const char *path, const char *dir, const char *unit, const
 
 int sd_scope_root(const char *cgroup_file, const char *mnt, char *root, size_t len, char *err, size_t errlen)
 {
-	char text[4096], path[4096], unit[256], slice[256], dir[4200];
-	struct stat st;
+	char text[4096], path[4096], unit[256], slice[256];
 	int r;
 
 	if (sd_booted() <= 0 || file_read(cgroup_file, text, sizeof(text)) < 0 ||
 	    sd_scope_names(text, path, sizeof(path), unit, sizeof(unit), slice, sizeof(slice)) < 0)
 		return -ENOENT;
-	snprintf(dir, sizeof(dir), "%s%s", mnt, path);
-	if (stat(dir, &st) == 0)
-		r = keep_alive(dir, err, errlen);
+	if (cg_dir_exists(mnt, path) == 0)
+		r = keep_alive(mnt, path, err, errlen);
 	else
-		r = make_scope(path, dir, unit, slice, err, errlen);
+		r = make_scope(mnt, path, unit, slice, err, errlen);
 	if (r < 0)
 		return r;
 	if (snprintf(root, len, "%s", path) >= (int)len)
