@@ -28,13 +28,13 @@ const char *lru_reparenting_name(enum lru_reparenting v)
 	return v == LRU_YES ? "yes" : v == LRU_NO ? "no" : "unknown";
 }
 
-static void job_timer_cb(struct ev_loop *loop, ev_timer *w, int revents);
+static void rt_timer_cb(struct ev_loop *loop, ev_timer *w, int revents);
 
 unsigned retire_count_phase(const struct retire *r, enum phase ph)
 {
 	unsigned n = 0;
 
-	for (const struct job *j = r->jobs; j; j = j->next)
+	for (const struct retirement *j = r->all; j; j = j->next)
 		n += j->phase == ph;
 	return n;
 }
@@ -44,59 +44,59 @@ static unsigned count_draining(const struct retire *r)
 {
 	unsigned n = 0;
 
-	for (const struct job *j = r->jobs; j; j = j->next)
+	for (const struct retirement *j = r->all; j; j = j->next)
 		n += j->phase == PH_DRAIN || (j->phase == PH_FLUSH && j->res.mode == RETIRE_DRAIN);
 	return n;
 }
 
-static void job_unlink(struct retire *r, struct job *job)
+static void rt_unlink(struct retire *r, struct retirement *rt)
 {
-	for (struct job **pp = &r->jobs; *pp; pp = &(*pp)->next) {
-		if (*pp == job) {
-			*pp = job->next;
-			if (r->last == job) /* pp is the next field of the one before, or the head */
-				r->last = pp == &r->jobs ? NULL
-							 : (struct job *)(void *)((char *)pp - offsetof(struct job, next));
+	for (struct retirement **pp = &r->all; *pp; pp = &(*pp)->next) {
+		if (*pp == rt) {
+			*pp = rt->next;
+			if (r->last == rt) /* pp is the next field of the one before, or the head */
+				r->last = pp == &r->all ? NULL
+							 : (struct retirement *)(void *)((char *)pp - offsetof(struct retirement, next));
 			return;
 		}
 	}
 }
 
-void retire_job_finish(struct job *job, enum retire_outcome o)
+void retire_finish(struct retirement *rt, enum retire_outcome o)
 {
-	struct retire *r = job->r;
+	struct retire *r = rt->r;
 	int64_t now = now_mono_us();
 
-	ev_timer_stop(r->loop, &job->timer);
-	job_unlink(r, job);
-	job->res.outcome = o;
-	job->res.elapsed_ms = job->rmdir_us ? (now - job->rmdir_us) / 1000 : 0;
-	job->res.total_ms = (now - job->start_us) / 1000;
-	if (!job->is_probe) {
+	ev_timer_stop(r->loop, &rt->timer);
+	rt_unlink(r, rt);
+	rt->res.outcome = o;
+	rt->res.elapsed_ms = rt->rmdir_us ? (now - rt->rmdir_us) / 1000 : 0;
+	rt->res.total_ms = (now - rt->start_us) / 1000;
+	if (!rt->is_probe) {
 		r->stats.outcomes[o]++;
 		if (o == OUTCOME_PINNED)
-			r->stats.pinned_bytes += job->res.lru_bytes;
-		log_event(LOG_INFO, &(struct log_fields){ .key = job->res.key, .slot = job->res.name,
+			r->stats.pinned_bytes += rt->res.lru_bytes;
+		log_event(LOG_INFO, &(struct log_fields){ .key = rt->res.key, .slot = rt->res.name,
 							 .event = LOG_EV_OUTCOME, .outcome = retire_outcome_name(o),
-							 .lru_bytes = job->res.lru_bytes, .has_lru_bytes = true },
+							 .lru_bytes = rt->res.lru_bytes, .has_lru_bytes = true },
 			  "retire %s (%s): %s, %llu LRU bytes at removal, %llu written back, %llu drained, verdict "
 			  "after %lld ms%s",
-			  job->res.name, job->res.key[0] ? job->res.key : "-", retire_outcome_name(o),
-			  (unsigned long long)job->res.lru_bytes, (unsigned long long)job->res.flushed_bytes,
-			  (unsigned long long)job->res.drained_bytes,
-			  (long long)job->res.elapsed_ms, job->res.attributed ? "" : " (attributed by LRU size)");
+			  rt->res.name, rt->res.key[0] ? rt->res.key : "-", retire_outcome_name(o),
+			  (unsigned long long)rt->res.lru_bytes, (unsigned long long)rt->res.flushed_bytes,
+			  (unsigned long long)rt->res.drained_bytes,
+			  (long long)rt->res.elapsed_ms, rt->res.attributed ? "" : " (attributed by LRU size)");
 	}
-	if (job->done)
-		job->done(&job->res, job->ud);
-	free(job);
+	if (rt->done)
+		rt->done(&rt->res, rt->ud);
+	free(rt);
 	retire_kick(r);
 }
 
 /* ---- kernel writes: on a worker thread when there is a work pool, else
  * here; either way the result comes to rmdir_result or reclaim_result */
 
-static void rmdir_result(struct job *job, int e, int64_t end_us);
-static void reclaim_result(struct job *job, int e);
+static void rmdir_result(struct retirement *rt, int e, int64_t end_us);
+static void reclaim_result(struct retirement *rt, int e);
 
 static void note_write(struct retire *r, int64_t us)
 {
@@ -118,50 +118,50 @@ static int write_fn(void *arg)
 	return e;
 }
 
-/* back on the loop (retire_free cancels what is in flight, so job is alive) */
+/* back on the loop (retire_free cancels what is in flight, so retirement is alive) */
 static void write_done(int e, void *arg)
 {
 	struct wreq *q = arg;
-	struct job *job = q->job;
-	struct retire *r = job->r;
+	struct retirement *rt = q->rt;
+	struct retire *r = rt->r;
 	bool rmdir = q->rmdir;
 	int64_t end = q->end_us;
 
 	note_write(r, q->us);
-	job->write = NULL;
+	rt->write = NULL;
 	r->writes--;
 	r->rmdirs -= rmdir;
 	free(q);
-	if (job->phase == PH_CANCELLED) {
-		job_unlink(r, job); /* reported when it was called off */
-		free(job);
+	if (rt->phase == PH_CANCELLED) {
+		rt_unlink(r, rt); /* reported when it was called off */
+		free(rt);
 		retire_kick(r);
 		return;
 	}
 	if (rmdir)
-		rmdir_result(job, e, end);
+		rmdir_result(rt, e, end);
 	else
-		reclaim_result(job, e);
+		reclaim_result(rt, e);
 }
 
 static bool write_ours(void *arg, void *ud)
 {
-	return ((struct wreq *)arg)->job->r == ud;
+	return ((struct wreq *)arg)->rt->r == ud;
 }
 
-static void job_later(struct job *job, double after);
+static void rt_later(struct retirement *rt, double after);
 
-static int write_submit(struct job *job, bool rmdir, uint64_t bytes)
+static int write_submit(struct retirement *rt, bool rmdir, uint64_t bytes)
 {
-	struct retire *r = job->r;
+	struct retire *r = rt->r;
 	struct wreq *q = calloc(1, sizeof(*q));
 	int e;
 
 	if (!q)
 		return -ENOMEM;
-	q->job = job;
+	q->rt = rt;
 	q->cg = r->cg;
-	snprintf(q->name, sizeof(q->name), "%s", job->res.name);
+	snprintf(q->name, sizeof(q->name), "%s", rt->res.name);
 	q->bytes = bytes;
 	q->rmdir = rmdir;
 	e = work_submit(r->work, write_fn, write_done, q);
@@ -169,7 +169,7 @@ static int write_submit(struct job *job, bool rmdir, uint64_t bytes)
 		free(q);
 		return e;
 	}
-	job->write = q;
+	rt->write = q;
 	r->writes++;
 	r->rmdirs += rmdir;
 	r->rmdir_starts += rmdir;
@@ -177,70 +177,70 @@ static int write_submit(struct job *job, bool rmdir, uint64_t bytes)
 }
 
 /* the slot's rmdir (rmdir) or one reclaim step of bytes */
-static void write_start(struct job *job, bool rmdir, uint64_t bytes)
+static void write_start(struct retirement *rt, bool rmdir, uint64_t bytes)
 {
-	struct retire *r = job->r;
+	struct retire *r = rt->r;
 	int64_t t0, end;
 	int e;
 
 	if (r->work) {
-		e = write_submit(job, rmdir, bytes);
+		e = write_submit(rt, rmdir, bytes);
 		if (e == 0)
 			return;
 		if (e == -EAGAIN) { /* the queue is full: the loop must not wait */
-			job_later(job, REQUEUE_S);
+			rt_later(rt, REQUEUE_S);
 			return;
 		}
 	}
 	t0 = now_mono_us();
 	r->rmdir_starts += rmdir;
-	e = rmdir ? cg_slot_rmdir(r->cg, job->res.name) : cg_slot_reclaim(r->cg, job->res.name, bytes);
+	e = rmdir ? cg_slot_rmdir(r->cg, rt->res.name) : cg_slot_reclaim(r->cg, rt->res.name, bytes);
 	end = now_mono_us();
 	note_write(r, end - t0);
 	if (rmdir)
-		rmdir_result(job, e, end);
+		rmdir_result(rt, e, end);
 	else
-		reclaim_result(job, e);
+		reclaim_result(rt, e);
 }
 
-static void job_later(struct job *job, double after)
+static void rt_later(struct retirement *rt, double after)
 {
-	ev_timer_stop(job->r->loop, &job->timer);
-	ev_timer_set(&job->timer, after, 0.);
-	ev_timer_start(job->r->loop, &job->timer);
+	ev_timer_stop(rt->r->loop, &rt->timer);
+	ev_timer_set(&rt->timer, after, 0.);
+	ev_timer_start(rt->r->loop, &rt->timer);
 }
 
 /* ---- removal */
 
-static void rmdir_go(struct job *job)
+static void rmdir_go(struct retirement *rt)
 {
-	struct retire *r = job->r;
+	struct retire *r = rt->r;
 
-	job->gated = false;
-	job->has_local = cg_root_local_lru(r->cg, &job->parent_local) == 0;
-	write_start(job, true, 0);
+	rt->gated = false;
+	rt->has_local = cg_root_local_lru(r->cg, &rt->parent_local) == 0;
+	write_start(rt, true, 0);
 }
 
 /* a baseline reading of count: taken, or (false) the witness does not
- * hold still yet and job reads again later */
-static bool baseline_take(struct job *job, uint64_t count)
+ * hold still yet and retirement reads again later */
+static bool baseline_take(struct retirement *rt, uint64_t count)
 {
-	struct retire *r = job->r;
+	struct retire *r = rt->r;
 	bool unchanged = r->settled_valid && count == r->settled;
 
-	if (!unchanged && job->settle_reads < SETTLE_READS_MAX &&
-	    (job->settle_reads == 0 || count != job->settle_last)) {
-		job->settle_reads++;
-		job->settle_last = count;
-		job->gated = true;
-		job_later(job, SETTLE_S);
+	if (!unchanged && rt->settle_reads < SETTLE_READS_MAX &&
+	    (rt->settle_reads == 0 || count != rt->settle_last)) {
+		rt->settle_reads++;
+		rt->settle_last = count;
+		rt->gated = true;
+		rt_later(rt, SETTLE_S);
 		return false;
 	}
 	r->base = count;
 	return true;
 }
 
-/* one pass over the gated jobs in WITNESS_WAIT_S, unless one is due already */
+/* one pass over the gated retirements in WITNESS_WAIT_S, unless one is due already */
 static void gate_later(struct retire *r)
 {
 	if (!ev_is_active(&r->gate_timer)) {
@@ -249,28 +249,28 @@ static void gate_later(struct retire *r)
 	}
 }
 
-static bool gated_ahead(const struct job *job)
+static bool gated_ahead(const struct retirement *rt)
 {
-	for (const struct job *j = job->r->jobs; j && j != job; j = j->next)
+	for (const struct retirement *j = rt->r->all; j && j != rt; j = j->next)
 		if (j->gated && j->phase == PH_RMDIR)
 			return true;
 	return false;
 }
 
-static void do_rmdir(struct job *job)
+static void do_rmdir(struct retirement *rt)
 {
-	struct retire *r = job->r;
+	struct retire *r = rt->r;
 	struct cg_dying d;
 
-	job->phase = PH_RMDIR;
-	job->res.lru_bytes = retire_lru_of(r, job->res.name);
-	/* no removal under a witness reading or one due, nor before a job
+	rt->phase = PH_RMDIR;
+	rt->res.lru_bytes = retire_lru_of(r, rt->res.name);
+	/* no removal under a witness reading or one due, nor before a retirement
 	 * queued earlier that waits for one or for its baseline (first come,
 	 * first removed) */
-	if (r->wit || r->verify_due || gated_ahead(job)) {
-		job->gated = true;
+	if (r->wit || r->verify_due || gated_ahead(rt)) {
+		rt->gated = true;
 		r->regated = r->gate_pass;
-		ev_timer_stop(r->loop, &job->timer); /* retire_wake_gated calls it again */
+		ev_timer_stop(r->loop, &rt->timer); /* retire_wake_gated calls it again */
 		gate_later(r);
 		return;
 	}
@@ -279,21 +279,21 @@ static void do_rmdir(struct job *job)
 	 * holds still: a group removed a moment ago (by us or anybody) that is
 	 * being freed would otherwise hide this one. */
 	if (retire_count_phase(r, PH_VERIFY) == 0 && r->rmdirs == 0) {
-		if (r->work && retire_witness_submit(r, job) == 0) {
-			job->gated = true;
+		if (r->work && retire_witness_submit(r, rt) == 0) {
+			rt->gated = true;
 			return; /* retire_baseline_read goes on */
 		}
-		if (cg_dying(r->cg, &d) == 0 && !baseline_take(job, d.count))
+		if (cg_dying(r->cg, &d) == 0 && !baseline_take(rt, d.count))
 			return;
 	}
-	rmdir_go(job);
+	rmdir_go(rt);
 }
 
-/* The first gated job in line: NULL when none, or when it cannot go on by
+/* The first gated retirement in line: NULL when none, or when it cannot go on by
  * itself being called (its baseline settles on its timer, or is being read) */
-static struct job *first_gated(struct retire *r, bool *any)
+static struct retirement *first_gated(struct retire *r, bool *any)
 {
-	for (struct job *j = r->jobs; j; j = j->next) {
+	for (struct retirement *j = r->all; j; j = j->next) {
 		if (!j->gated || j->phase != PH_RMDIR || j->write)
 			continue;
 		*any = true;
@@ -307,12 +307,12 @@ static struct job *first_gated(struct retire *r, bool *any)
 void retire_wake_gated(struct retire *r)
 {
 	bool any = false;
-	struct job *j;
+	struct retirement *j;
 
 	if (r->waking)
 		return;
 	r->waking = true;
-	/* in line order; a job gated again holds back those behind it */
+	/* in line order; a retirement gated again holds back those behind it */
 	while ((j = first_gated(r, &any)) != NULL) {
 		uint64_t pass = ++r->gate_pass;
 
@@ -331,79 +331,79 @@ static void gate_cb(struct ev_loop *loop, ev_timer *w, int revents)
 	retire_wake_gated(w->data);
 }
 
-void retire_baseline_read(struct job *job, int e, const struct cg_dying *d, bool clean)
+void retire_baseline_read(struct retirement *rt, int e, const struct cg_dying *d, bool clean)
 {
-	struct retire *r = job->r;
+	struct retire *r = rt->r;
 
-	if (job->phase != PH_RMDIR)
+	if (rt->phase != PH_RMDIR)
 		return;
 	/* the conditions may have changed while it was read: judged again */
 	if (!clean || retire_count_phase(r, PH_VERIFY) != 0 || r->rmdirs != 0) {
-		do_rmdir(job);
+		do_rmdir(rt);
 		return;
 	}
-	if (e == 0 && !baseline_take(job, d->count))
+	if (e == 0 && !baseline_take(rt, d->count))
 		return;
-	rmdir_go(job);
+	rmdir_go(rt);
 }
 
-static void rmdir_result(struct job *job, int e, int64_t end_us)
+static void rmdir_result(struct retirement *rt, int e, int64_t end_us)
 {
-	struct retire *r = job->r;
+	struct retire *r = rt->r;
 
 	if (e == 0 || e == -ENOENT)
-		cg_slot_forget(r->cg, job->res.name);
-	if (e == -EBUSY && job->tries < RMDIR_RETRIES) {
-		job->tries++; /* retries so far */
-		job_later(job, RMDIR_RETRY_S);
+		cg_slot_forget(r->cg, rt->res.name);
+	if (e == -EBUSY && rt->tries < RMDIR_RETRIES) {
+		rt->tries++; /* retries so far */
+		rt_later(rt, RMDIR_RETRY_S);
 		return;
 	}
 	if (e < 0) {
-		job->res.error = e;
-		log_err("retire %s (%s): rmdir: %s (%u tries)", job->res.name, job->res.key, strerror(-e), job->tries + 1);
-		retire_job_finish(job, OUTCOME_FAILED);
+		rt->res.error = e;
+		log_err("retire %s (%s): rmdir: %s (%u tries)", rt->res.name, rt->res.key, strerror(-e), rt->tries + 1);
+		retire_finish(rt, OUTCOME_FAILED);
 		return;
 	}
-	retire_verify_add(job, end_us);
+	retire_verify_add(rt, end_us);
 	retire_kick(r); /* a drain place may have come free */
 }
 
 /* One bounded reclaim step; the loop runs between steps. */
-static void drain_step(struct job *job)
+static void drain_step(struct retirement *rt)
 {
-	struct retire *r = job->r;
-	uint64_t lru = retire_lru_of(r, job->res.name);
+	struct retire *r = rt->r;
+	uint64_t lru = retire_lru_of(r, rt->res.name);
 
-	if (lru == 0 || now_mono_us() >= job->deadline_us || job->eagain >= DRAIN_EAGAIN_MAX) {
-		if (lru && job->eagain < DRAIN_EAGAIN_MAX)
-			log_warn("retire %s (%s): drain_timeout with %llu LRU bytes left", job->res.name,
-				 job->res.key, (unsigned long long)lru);
-		do_rmdir(job);
+	if (lru == 0 || now_mono_us() >= rt->deadline_us || rt->eagain >= DRAIN_EAGAIN_MAX) {
+		if (lru && rt->eagain < DRAIN_EAGAIN_MAX)
+			log_warn("retire %s (%s): drain_timeout with %llu LRU bytes left", rt->res.name,
+				 rt->res.key, (unsigned long long)lru);
+		do_rmdir(rt);
 		return;
 	}
-	job->drain_lru = lru;
-	write_start(job, false, lru < DRAIN_STEP ? lru : DRAIN_STEP);
+	rt->drain_lru = lru;
+	write_start(rt, false, lru < DRAIN_STEP ? lru : DRAIN_STEP);
 }
 
-static void reclaim_result(struct job *job, int e)
+static void reclaim_result(struct retirement *rt, int e)
 {
-	struct retire *r = job->r;
-	uint64_t lru = job->drain_lru, after;
+	struct retire *r = rt->r;
+	uint64_t lru = rt->drain_lru, after;
 
 	if (e < 0 && e != -EAGAIN) {
-		log_warn("retire %s (%s): reclaim: %s; removing as it is", job->res.name, job->res.key, strerror(-e));
-		do_rmdir(job);
+		log_warn("retire %s (%s): reclaim: %s; removing as it is", rt->res.name, rt->res.key, strerror(-e));
+		do_rmdir(rt);
 		return;
 	}
-	after = retire_lru_of(r, job->res.name);
+	after = retire_lru_of(r, rt->res.name);
 	if (after < lru) {
-		job->res.drained_bytes += lru - after;
-		job->drained_any = true;
-		job->eagain = 0;
+		rt->res.drained_bytes += lru - after;
+		rt->drained_any = true;
+		rt->eagain = 0;
 	} else {
-		job->eagain++;
+		rt->eagain++;
 	}
-	job_later(job, 0.);
+	rt_later(rt, 0.);
 }
 
 /* ---- flush: a memcg with dirty or writeback pages stays dying until
@@ -434,27 +434,27 @@ static uint64_t dirty_of(struct retire *r, const char *name)
 }
 
 /* after the flush: drain (mode drain) or remove */
-static void job_proceed(struct job *job)
+static void rt_proceed(struct retirement *rt)
 {
-	if (job->res.mode == RETIRE_DRAIN) {
-		job->phase = PH_DRAIN;
-		job_later(job, 0.);
+	if (rt->res.mode == RETIRE_DRAIN) {
+		rt->phase = PH_DRAIN;
+		rt_later(rt, 0.);
 	} else {
-		do_rmdir(job);
+		do_rmdir(rt);
 	}
 }
 
-static void flush_step(struct job *job)
+static void flush_step(struct retirement *rt)
 {
-	struct retire *r = job->r;
-	uint64_t d = dirty_of(r, job->res.name);
+	struct retire *r = rt->r;
+	uint64_t d = dirty_of(r, rt->res.name);
 
-	job->res.flushed_bytes = d < job->dirty0 ? job->dirty0 - d : 0;
-	if (d == 0 || now_mono_us() >= job->deadline_us) {
+	rt->res.flushed_bytes = d < rt->dirty0 ? rt->dirty0 - d : 0;
+	if (d == 0 || now_mono_us() >= rt->deadline_us) {
 		if (d)
 			log_warn("retire %s (%s): drain_timeout with %llu bytes dirty or under writeback left",
-				 job->res.name, job->res.key, (unsigned long long)d);
-		job_proceed(job);
+				 rt->res.name, rt->res.key, (unsigned long long)d);
+		rt_proceed(rt);
 		return;
 	}
 	/* one at a time; another once it returned, if pages are left (a full
@@ -463,21 +463,21 @@ static void flush_step(struct job *job)
 		r->syncing = work_submit(r->work, sync_fn, sync_done, r) == 0;
 	else if (!r->work)
 		sync(); /* no work pool (tests): here, as the other writes */
-	job_later(job, FLUSH_POLL_S);
+	rt_later(rt, FLUSH_POLL_S);
 }
 
-static void job_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
+static void rt_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
-	struct job *job = w->data;
+	struct retirement *rt = w->data;
 
-	if (job->write)
+	if (rt->write)
 		return; /* its completion goes on */
-	if (job->phase == PH_FLUSH)
-		flush_step(job);
-	else if (job->phase == PH_DRAIN)
-		drain_step(job);
-	else if (job->phase == PH_RMDIR)
-		do_rmdir(job);
+	if (rt->phase == PH_FLUSH)
+		flush_step(rt);
+	else if (rt->phase == PH_DRAIN)
+		drain_step(rt);
+	else if (rt->phase == PH_RMDIR)
+		do_rmdir(rt);
 }
 
 /* ---- admission: probe result for auto, then the rate limit */
@@ -499,26 +499,26 @@ static bool take_token(struct retire *r, double *wait)
 	return false;
 }
 
-static void job_begin(struct job *job, enum retire_mode mode)
+static void rt_begin(struct retirement *rt, enum retire_mode mode)
 {
-	const struct conf *c = *job->r->conf;
+	const struct conf *c = *rt->r->conf;
 
-	job->res.mode = mode;
-	job->start_us = now_mono_us();
+	rt->res.mode = mode;
+	rt->start_us = now_mono_us();
 	/* the flush and the drain share drain_timeout */
-	job->deadline_us = job->start_us + (int64_t)c->retire.drain_timeout_ms * 1000;
-	job->dirty0 = dirty_of(job->r, job->res.name);
-	if (job->dirty0) {
-		job->phase = PH_FLUSH;
-		flush_step(job);
+	rt->deadline_us = rt->start_us + (int64_t)c->retire.drain_timeout_ms * 1000;
+	rt->dirty0 = dirty_of(rt->r, rt->res.name);
+	if (rt->dirty0) {
+		rt->phase = PH_FLUSH;
+		flush_step(rt);
 	} else {
-		job_proceed(job);
+		rt_proceed(rt);
 	}
 }
 
-/* Start what may start: queued jobs, first come first, within the drain
- * places and the rate. The jobs in drain are counted once, not again for
- * each job queued behind them (10,000 queued after a reload). */
+/* Start what may start: queued retirements, first come first, within the drain
+ * places and the rate. The retirements in drain are counted once, not again for
+ * each retirement queued behind them (10,000 queued after a reload). */
 void retire_kick(struct retire *r)
 {
 	unsigned draining;
@@ -530,7 +530,7 @@ void retire_kick(struct retire *r)
 	draining = count_draining(r);
 	while (started) {
 		started = false;
-		for (struct job *j = r->jobs; j; j = j->next) {
+		for (struct retirement *j = r->all; j; j = j->next) {
 			enum retire_mode mode = j->requested;
 			if (j->phase != PH_QUEUED)
 				continue;
@@ -540,7 +540,7 @@ void retire_kick(struct retire *r)
 				mode = r->lru == LRU_YES ? RETIRE_REPARENT : RETIRE_DRAIN;
 			}
 			if (mode == RETIRE_DRAIN && draining >= DRAIN_PARALLEL)
-				continue; /* reclaim competes with the jobs for memory and CPU */
+				continue; /* reclaim competes with the retirements for memory and CPU */
 			if (!take_token(r, &wait)) {
 				if (!ev_is_active(&r->rate_timer)) {
 					ev_timer_set(&r->rate_timer, wait, 0.);
@@ -548,7 +548,7 @@ void retire_kick(struct retire *r)
 				}
 				return;
 			}
-			job_begin(j, mode);
+			rt_begin(j, mode);
 			draining += mode == RETIRE_DRAIN;
 			started = !r->verifying;
 			break; /* j may be finished and freed already: from the head again */
@@ -563,37 +563,37 @@ static void rate_cb(struct ev_loop *loop, ev_timer *w, int revents)
 
 /* ---- public */
 
-static struct job *job_new(struct retire *r, const char *name, const char *key, retire_done_fn done, void *ud)
+static struct retirement *rt_new(struct retire *r, const char *name, const char *key, retire_done_fn done, void *ud)
 {
-	struct job *job = calloc(1, sizeof(*job));
+	struct retirement *rt = calloc(1, sizeof(*rt));
 
-	if (!job)
+	if (!rt)
 		return NULL;
-	job->r = r;
-	snprintf(job->res.name, sizeof(job->res.name), "%s", name);
-	snprintf(job->res.key, sizeof(job->res.key), "%s", key ? key : "");
-	job->done = done;
-	job->ud = ud;
-	job->start_us = now_mono_us();
-	job->verify_timeout_ms = (*r->conf)->retire.verify_timeout_ms;
-	ev_timer_init(&job->timer, job_timer_cb, 0., 0.);
-	job->timer.data = job;
-	*(r->last ? &r->last->next : &r->jobs) = job; /* at the end, without a walk (10,000 queued) */
-	r->last = job;
-	return job;
+	rt->r = r;
+	snprintf(rt->res.name, sizeof(rt->res.name), "%s", name);
+	snprintf(rt->res.key, sizeof(rt->res.key), "%s", key ? key : "");
+	rt->done = done;
+	rt->ud = ud;
+	rt->start_us = now_mono_us();
+	rt->verify_timeout_ms = (*r->conf)->retire.verify_timeout_ms;
+	ev_timer_init(&rt->timer, rt_timer_cb, 0., 0.);
+	rt->timer.data = rt;
+	*(r->last ? &r->last->next : &r->all) = rt; /* at the end, without a walk (10,000 queued) */
+	r->last = rt;
+	return rt;
 }
 
 int retire_start(struct retire *r, const char *name, const char *key, enum retire_mode mode, retire_done_fn done,
 		 void *ud)
 {
-	struct job *job;
+	struct retirement *rt;
 
 	if (mode == RETIRE_KEEP)
 		return -EINVAL;
-	job = job_new(r, name, key, done, ud);
-	if (!job)
+	rt = rt_new(r, name, key, done, ud);
+	if (!rt)
 		return -ENOMEM;
-	job->requested = mode;
+	rt->requested = mode;
 	log_debug("retire %s (%s): queued, mode %s", name, key && *key ? key : "-", conf_retire_mode_name(mode));
 	retire_kick(r);
 	return 0;
@@ -602,21 +602,21 @@ int retire_start(struct retire *r, const char *name, const char *key, enum retir
 int retire_start_probe(struct retire *r, const char *name, uint64_t verify_timeout_ms, retire_done_fn done,
 		       void *ud)
 {
-	struct job *job = job_new(r, name, "", done, ud);
+	struct retirement *rt = rt_new(r, name, "", done, ud);
 
-	if (!job)
+	if (!rt)
 		return -ENOMEM;
-	job->is_probe = true;
-	job->requested = RETIRE_REPARENT;
-	job->verify_timeout_ms = verify_timeout_ms;
-	job_begin(job, RETIRE_REPARENT);
+	rt->is_probe = true;
+	rt->requested = RETIRE_REPARENT;
+	rt->verify_timeout_ms = verify_timeout_ms;
+	rt_begin(rt, RETIRE_REPARENT);
 	return 0;
 }
 
 int retire_resume(struct retire *r, const char *name, const char *key, enum retire_mode mode, bool removed,
 		  retire_done_fn done, void *ud)
 {
-	struct job *job;
+	struct retirement *rt;
 	struct cg_dying d;
 	int e;
 
@@ -627,11 +627,11 @@ int retire_resume(struct retire *r, const char *name, const char *key, enum reti
 	}
 	if (mode == RETIRE_KEEP)
 		return -EINVAL;
-	job = job_new(r, name, key, done, ud);
-	if (!job)
+	rt = rt_new(r, name, key, done, ud);
+	if (!rt)
 		return -ENOMEM;
-	job->requested = mode;
-	job->res.mode = mode != RETIRE_AUTO ? mode : r->lru == LRU_YES ? RETIRE_REPARENT : RETIRE_DRAIN;
+	rt->requested = mode;
+	rt->res.mode = mode != RETIRE_AUTO ? mode : r->lru == LRU_YES ? RETIRE_REPARENT : RETIRE_DRAIN;
 	/* the baseline: the witness now, less every such group (still dying, as far as we know) */
 	if (retire_count_phase(r, PH_VERIFY) == 0 && r->rmdirs == 0 && cg_dying(r->cg, &d) == 0)
 		r->base = d.count;
@@ -639,13 +639,13 @@ int retire_resume(struct retire *r, const char *name, const char *key, enum reti
 		r->base--;
 	r->settled_valid = false;
 	r->stats.resumed++;
-	retire_verify_add(job, now_mono_us());
+	retire_verify_add(rt, now_mono_us());
 	return 0;
 }
 
-static struct job *job_named(struct retire *r, const char *name)
+static struct retirement *rt_named(struct retire *r, const char *name)
 {
-	for (struct job *j = r->jobs; j; j = j->next)
+	for (struct retirement *j = r->all; j; j = j->next)
 		if (!j->is_probe && j->phase != PH_CANCELLED && j->phase != PH_VERIFY && strcmp(j->res.name, name) == 0)
 			return j;
 	return NULL;
@@ -653,32 +653,32 @@ static struct job *job_named(struct retire *r, const char *name)
 
 int retire_cancel(struct retire *r, const char *name)
 {
-	struct job *job = job_named(r, name);
+	struct retirement *rt = rt_named(r, name);
 	struct retire_result res;
 	retire_done_fn done;
 	void *ud;
 
-	if (!job)
+	if (!rt)
 		return -ENOENT;
-	if (job->phase == PH_VERIFY || (job->phase == PH_RMDIR && job->write && job->write->rmdir))
+	if (rt->phase == PH_VERIFY || (rt->phase == PH_RMDIR && rt->write && rt->write->rmdir))
 		return -EBUSY;
-	ev_timer_stop(r->loop, &job->timer);
-	res = job->res;
+	ev_timer_stop(r->loop, &rt->timer);
+	res = rt->res;
 	res.outcome = OUTCOME_CANCELLED;
-	res.total_ms = (now_mono_us() - job->start_us) / 1000;
-	done = job->done;
-	ud = job->ud;
+	res.total_ms = (now_mono_us() - rt->start_us) / 1000;
+	done = rt->done;
+	ud = rt->ud;
 	r->stats.outcomes[OUTCOME_CANCELLED]++;
 	log_event(LOG_INFO, &(struct log_fields){ .key = res.key, .slot = res.name, .event = LOG_EV_OUTCOME,
 						 .outcome = retire_outcome_name(OUTCOME_CANCELLED) },
 		  "retire %s (%s): cancelled after %lld ms, %llu bytes drained", res.name,
 		  res.key[0] ? res.key : "-", (long long)res.total_ms, (unsigned long long)res.drained_bytes);
-	retire_witness_forget(r, job);
-	if (job->write) {
-		job->phase = PH_CANCELLED; /* freed when its reclaim step returns */
+	retire_witness_forget(r, rt);
+	if (rt->write) {
+		rt->phase = PH_CANCELLED; /* freed when its reclaim step returns */
 	} else {
-		job_unlink(r, job);
-		free(job);
+		rt_unlink(r, rt);
+		free(rt);
 	}
 	if (done)
 		done(&res, ud);
@@ -714,7 +714,7 @@ void retire_get_stats(const struct retire *r, struct retire_stats *out)
 {
 	*out = r->stats;
 	out->in_flight = 0;
-	for (const struct job *j = r->jobs; j; j = j->next)
+	for (const struct retirement *j = r->all; j; j = j->next)
 		out->in_flight += !j->is_probe && j->phase != PH_CANCELLED;
 }
 
@@ -747,7 +747,7 @@ int retire_set_work(struct retire *r, struct work *w)
 	return 0;
 }
 
-/* Jobs still in flight are abandoned: their slots stay as the kernel has
+/* Retirements still in flight are abandoned: their slots stay as the kernel has
  * them (a slot not yet removed is adopted again at the next start). A write
  * queued on the work pool is dropped, one running is waited for. */
 void retire_free(struct retire *r)
@@ -761,10 +761,10 @@ void retire_free(struct retire *r)
 	if (r->wb_cleaning)
 		work_cancel(r->work, retire_wb_cleanup_done, NULL, NULL);
 	retire_witness_cancel(r);
-	while (r->jobs) {
-		struct job *j = r->jobs;
-		r->jobs = j->next;
-		r->last = r->jobs ? r->last : NULL;
+	while (r->all) {
+		struct retirement *j = r->all;
+		r->all = j->next;
+		r->last = r->all ? r->last : NULL;
 		ev_timer_stop(r->loop, &j->timer);
 		free(j->write); /* cancelled above */
 		free(j);

@@ -9,7 +9,7 @@
  * freed or verify_timeout) -> an outcome. The LRU-reparenting probe (probe.c)
  * is verified by the same machinery. With a work pool (retire_set_work) the
  * kernel writes that can block (rmdir, each reclaim step) run on a worker
- * thread; the job stays in its phase meanwhile, and the result comes back
+ * thread; the retirement stays in its phase meanwhile, and the result comes back
  * on the loop to the same state machine. Everything else runs on the loop. */
 #ifndef CGPOOL_RETIRE_H
 #define CGPOOL_RETIRE_H

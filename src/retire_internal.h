@@ -25,9 +25,9 @@
 enum phase { PH_QUEUED, PH_FLUSH, PH_DRAIN, PH_RMDIR, PH_VERIFY, PH_CANCELLED /* a write of it still runs */ };
 
 /* A kernel write handed to the work pool. The worker reads only cg, name,
- * bytes and rmdir, and writes result times; the job is the loop's. */
+ * bytes and rmdir, and writes result times; the retirement is the loop's. */
 struct wreq {
-	struct job *job;
+	struct retirement *rt;
 	struct cg *cg;
 	char name[32];
 	uint64_t bytes; /* reclaim */
@@ -36,9 +36,9 @@ struct wreq {
 	int64_t end_us; /* when it returned */
 };
 
-struct job {
+struct retirement {
 	struct retire *r;
-	struct job *next;
+	struct retirement *next;
 	struct retire_result res;
 	enum retire_mode requested;
 	enum phase phase;
@@ -53,7 +53,7 @@ struct job {
 	uint64_t settle_last;
 	bool counted;          /* verifying when the last witness reading began: that reading judges it */
 	bool gated;            /* its rmdir waits for a witness reading or for the witness to hold
-				* still: no job queued after it removes before it */
+				* still: no retirement queued after it removes before it */
 	uint64_t drain_lru;    /* LRU bytes before the reclaim step in flight */
 	uint64_t dirty0;       /* dirty and writeback bytes when the flush began */
 	struct wreq *write;    /* a write in flight on a worker: in its phase still, no second one */
@@ -66,8 +66,8 @@ struct retire {
 	struct ev_loop *loop;
 	struct cg *cg;
 	const struct conf *const *conf;
-	struct job *jobs; /* every job, in arrival order */
-	struct job *last; /* the newest of them */
+	struct retirement *all; /* every retirement, in arrival order */
+	struct retirement *last; /* the newest of them */
 	double tokens;
 	int64_t tokens_us;
 	ev_timer rate_timer;
@@ -87,9 +87,9 @@ struct retire {
 	uint64_t rmdir_starts; /* rmdirs begun so far: none may begin under a witness reading */
 	struct witness_read *wit; /* a witness reading in flight on the work pool */
 	bool verify_due;    /* a verification reading waits for the rmdirs in flight; none begins */
-	ev_timer gate_timer; /* while jobs are gated: one pass over them (not a timer per job) */
+	ev_timer gate_timer; /* while retirements are gated: one pass over them (not a timer per retirement) */
 	bool waking;        /* that pass runs */
-	uint64_t gate_pass, regated; /* passes so far; the pass in which a job was last gated */
+	uint64_t gate_pass, regated; /* passes so far; the pass in which a retirement was last gated */
 	bool syncing;       /* a sync(2) in flight on the work pool, for every flushing slot */
 	bool wb_cleaning;   /* a writeback clean-up in flight on the work pool */
 	int64_t wb_clean_us; /* when the last one began */
@@ -98,8 +98,8 @@ struct retire {
 
 /* retire.c */
 unsigned retire_count_phase(const struct retire *r, enum phase ph);
-/* the verdict: the result to its caller, the job freed, the queue kicked */
-void retire_job_finish(struct job *job, enum retire_outcome o);
+/* the verdict: the result to its caller, the retirement freed, the queue kicked */
+void retire_finish(struct retirement *rt, enum retire_outcome o);
 /* start what the rate limit, the probe and the drain places allow */
 void retire_kick(struct retire *r);
 
@@ -107,25 +107,25 @@ void retire_kick(struct retire *r);
 /* the LRU bytes (file + anon) a slot holds */
 uint64_t retire_lru_of(struct retire *r, const char *name);
 /* removed at rmdir_us (when the rmdir returned): verified from now on */
-void retire_verify_add(struct job *job, int64_t rmdir_us);
+void retire_verify_add(struct retirement *rt, int64_t rmdir_us);
 /* r->verify_timer's callback: one reading of the witness, and the verdicts it allows */
 void retire_verify_cb(struct ev_loop *loop, ev_timer *w, int revents);
-/* A reading of the witness on the work pool, for job's baseline (the result
- * goes to retire_baseline_read) or, job NULL, for the verification. On v1
+/* A reading of the witness on the work pool, for retirement's baseline (the result
+ * goes to retire_baseline_read) or, retirement NULL, for the verification. On v1
  * it walks every memory cgroup of the machine, so not on the loop. 0, or
  * -errno when it could not start (then read it here). While it runs, no
  * rmdir begins (do_rmdir waits) and no other reading starts. */
-int retire_witness_submit(struct retire *r, struct job *job);
-/* job's baseline reading is in; clean: no rmdir was in flight or began
+int retire_witness_submit(struct retire *r, struct retirement *rt);
+/* retirement's baseline reading is in; clean: no rmdir was in flight or began
  * while it ran */
-void retire_baseline_read(struct job *job, int e, const struct cg_dying *d, bool clean);
-/* a baseline reading for job is in flight */
-bool retire_witness_for(const struct retire *r, const struct job *job);
-/* job goes away: a reading for it goes on, its result to nobody */
-void retire_witness_forget(struct retire *r, const struct job *job);
+void retire_baseline_read(struct retirement *rt, int e, const struct cg_dying *d, bool clean);
+/* a baseline reading for retirement is in flight */
+bool retire_witness_for(const struct retire *r, const struct retirement *rt);
+/* retirement goes away: a reading for it goes on, its result to nobody */
+void retire_witness_forget(struct retire *r, const struct retirement *rt);
 /* retire_free: a reading queued is dropped, one running waited for */
 void retire_witness_cancel(struct retire *r);
-/* the gate may have opened (a reading done): the gated jobs go on, in order */
+/* the gate may have opened (a reading done): the gated retirements go on, in order */
 void retire_wake_gated(struct retire *r);
 /* the work pool's done callback of a writeback clean-up */
 void retire_wb_cleanup_done(int e, void *arg);

@@ -22,19 +22,19 @@ uint64_t retire_lru_of(struct retire *r, const char *name)
 	return cg_slot_memory(r->cg, name, &m) == 0 ? m.file + m.anon : 0;
 }
 
-static enum retire_outcome freed_outcome(const struct job *job)
+static enum retire_outcome freed_outcome(const struct retirement *rt)
 {
-	if (job->drained_any)
+	if (rt->drained_any)
 		return OUTCOME_DRAINED;
-	return job->res.lru_bytes ? OUTCOME_REPARENTED : OUTCOME_RELEASED;
+	return rt->res.lru_bytes ? OUTCOME_REPARENTED : OUTCOME_RELEASED;
 }
 
-/* the verifying job that most likely went first: least LRU, removed first */
-static struct job *likeliest_freed(struct retire *r)
+/* the verifying retirement that most likely went first: least LRU, removed first */
+static struct retirement *likeliest_freed(struct retire *r)
 {
-	struct job *best = NULL;
+	struct retirement *best = NULL;
 
-	for (struct job *j = r->jobs; j; j = j->next) {
+	for (struct retirement *j = r->all; j; j = j->next) {
 		if (j->phase != PH_VERIFY || !j->counted)
 			continue;
 		if (j->has_local && j->res.lru_bytes)
@@ -48,11 +48,11 @@ static struct job *likeliest_freed(struct retire *r)
 
 /* v1: a group whose pages showed up in the root's local counters was freed
  * by reparenting, whatever the machine-wide count says */
-static struct job *reparented_v1(struct retire *r)
+static struct retirement *reparented_v1(struct retire *r)
 {
 	uint64_t now;
 
-	for (struct job *j = r->jobs; j; j = j->next) {
+	for (struct retirement *j = r->all; j; j = j->next) {
 		if (j->phase != PH_VERIFY || !j->counted || !j->has_local || !j->res.lru_bytes)
 			continue;
 		if (cg_root_local_lru(r->cg, &now) == 0 && now >= j->parent_local + j->res.lru_bytes / 2)
@@ -61,9 +61,9 @@ static struct job *reparented_v1(struct retire *r)
 	return NULL;
 }
 
-static struct job *first_expired(struct retire *r, int64_t now)
+static struct retirement *first_expired(struct retire *r, int64_t now)
 {
-	for (struct job *j = r->jobs; j; j = j->next)
+	for (struct retirement *j = r->all; j; j = j->next)
 		if (j->phase == PH_VERIFY && j->counted && now >= j->deadline_us)
 			return j;
 	return NULL;
@@ -106,7 +106,7 @@ static void maybe_wb_cleanup(struct retire *r, int64_t now)
 	if (!cg_get_info(r->cg)->memory_v2 || r->wb_cleaning ||
 	    (r->wb_clean_us && now - r->wb_clean_us < (int64_t)(WB_CLEANUP_GAP_S * 1e6)))
 		return;
-	for (struct job *j = r->jobs; j; j = j->next) {
+	for (struct retirement *j = r->all; j; j = j->next) {
 		int64_t after = (int64_t)(WB_CLEANUP_AFTER_S * 1e6), quarter = (int64_t)j->verify_timeout_ms * 250;
 
 		if (quarter < after)
@@ -126,10 +126,10 @@ static void maybe_wb_cleanup(struct retire *r, int64_t now)
 		retire_wb_cleanup_done(wb_cleanup_fn(r), r);
 }
 
-/* the jobs verifying now are the ones the reading about to begin judges */
+/* the retirements verifying now are the ones the reading about to begin judges */
 static void mark_counted(struct retire *r)
 {
-	for (struct job *j = r->jobs; j; j = j->next)
+	for (struct retirement *j = r->all; j; j = j->next)
 		j->counted = j->phase == PH_VERIFY;
 }
 
@@ -137,7 +137,7 @@ static unsigned count_counted(const struct retire *r)
 {
 	unsigned n = 0;
 
-	for (const struct job *j = r->jobs; j; j = j->next)
+	for (const struct retirement *j = r->all; j; j = j->next)
 		n += j->phase == PH_VERIFY && j->counted;
 	return n;
 }
@@ -149,13 +149,13 @@ static void verify_later(struct retire *r, double after)
 	ev_timer_start(r->loop, &r->verify_timer);
 }
 
-/* The verdicts a reading allows for the jobs it judges (counted). clean: no
+/* The verdicts a reading allows for the retirements it judges (counted). clean: no
  * rmdir was in flight while it was read, so every group of ours it counts
  * is one of those. */
 static void verify_with(struct retire *r, int e, struct cg_dying d, bool clean)
 {
 	unsigned n = count_counted(r), dying;
-	struct job *j;
+	struct retirement *j;
 	int64_t now = now_mono_us();
 
 	if (n == 0)
@@ -174,14 +174,14 @@ static void verify_with(struct retire *r, int e, struct cg_dying d, bool clean)
 	r->verifying = true;
 	while ((j = reparented_v1(r)) != NULL) {
 		j->res.attributed = true;
-		retire_job_finish(j, freed_outcome(j));
+		retire_finish(j, freed_outcome(j));
 		n--;
 		dying = dying > n ? n : dying;
 	}
 	/* n - dying of ours are gone; which ones is certain only when all are */
 	for (unsigned freed = n - dying; freed > 0 && (j = likeliest_freed(r)) != NULL; freed--) {
 		j->res.attributed = dying == 0 || n == 1;
-		retire_job_finish(j, freed_outcome(j));
+		retire_finish(j, freed_outcome(j));
 		n--;
 	}
 	/* a removal in flight may be counted already: "every one left is still
@@ -191,7 +191,7 @@ static void verify_with(struct retire *r, int e, struct cg_dying d, bool clean)
 		j->res.attributed = true; /* every one of ours left is still dying */
 		if (!j->is_probe)
 			r->base++; /* it stays in the count (the probe's memcg goes once its file is closed) */
-		retire_job_finish(j, OUTCOME_PINNED);
+		retire_finish(j, OUTCOME_PINNED);
 		n--;
 	}
 	r->verifying = false;
@@ -241,7 +241,7 @@ void retire_verify_cb(struct ev_loop *loop, ev_timer *w, int revents)
 struct witness_read {
 	struct retire *r;
 	struct cg *cg;
-	struct job *job;     /* the baseline's job; NULL: the verification's, or its job went */
+	struct retirement *rt;     /* the baseline's retirement; NULL: the verification's, or its retirement went */
 	bool baseline;
 	bool clean;          /* no rmdir in flight when it began */
 	uint64_t rmdir_starts;
@@ -268,13 +268,13 @@ static void witness_done(int e, void *arg)
 	if (!copy.baseline) {
 		r->verify_due = false;
 		verify_with(r, e, copy.d, clean);
-	} else if (copy.job) {
-		retire_baseline_read(copy.job, e, &copy.d, clean);
+	} else if (copy.rt) {
+		retire_baseline_read(copy.rt, e, &copy.d, clean);
 	}
 	retire_wake_gated(r);
 }
 
-int retire_witness_submit(struct retire *r, struct job *job)
+int retire_witness_submit(struct retire *r, struct retirement *rt)
 {
 	struct witness_read *w;
 	int e;
@@ -284,7 +284,7 @@ int retire_witness_submit(struct retire *r, struct job *job)
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		return -ENOMEM;
-	*w = (struct witness_read){ .r = r, .cg = r->cg, .job = job, .baseline = job != NULL,
+	*w = (struct witness_read){ .r = r, .cg = r->cg, .rt = rt, .baseline = rt != NULL,
 				    .clean = r->rmdirs == 0, .rmdir_starts = r->rmdir_starts };
 	e = work_submit(r->work, witness_fn, witness_done, w);
 	if (e < 0) {
@@ -295,15 +295,15 @@ int retire_witness_submit(struct retire *r, struct job *job)
 	return 0;
 }
 
-bool retire_witness_for(const struct retire *r, const struct job *job)
+bool retire_witness_for(const struct retire *r, const struct retirement *rt)
 {
-	return r->wit && r->wit->job == job;
+	return r->wit && r->wit->rt == rt;
 }
 
-void retire_witness_forget(struct retire *r, const struct job *job)
+void retire_witness_forget(struct retire *r, const struct retirement *rt)
 {
-	if (retire_witness_for(r, job))
-		r->wit->job = NULL;
+	if (retire_witness_for(r, rt))
+		r->wit->rt = NULL;
 }
 
 static bool witness_ours(void *arg, void *ud)
@@ -321,13 +321,13 @@ void retire_witness_cancel(struct retire *r)
 }
 
 /* removed at rmdir_us (when the rmdir returned) */
-void retire_verify_add(struct job *job, int64_t rmdir_us)
+void retire_verify_add(struct retirement *rt, int64_t rmdir_us)
 {
-	struct retire *r = job->r;
+	struct retire *r = rt->r;
 
-	job->phase = PH_VERIFY;
-	job->rmdir_us = rmdir_us;
-	job->deadline_us = job->rmdir_us + (int64_t)job->verify_timeout_ms * 1000;
+	rt->phase = PH_VERIFY;
+	rt->rmdir_us = rmdir_us;
+	rt->deadline_us = rt->rmdir_us + (int64_t)rt->verify_timeout_ms * 1000;
 	/* the first look within VERIFY_FIRST_S, but at most one reading each
 	 * VERIFY_GAP_S (on v1 a reading walks the whole memory hierarchy), and
 	 * a look due sooner stays: removals that keep coming (one per worker
