@@ -30,6 +30,56 @@ const char *lru_reparenting_name(enum lru_reparenting v)
 
 static void rt_timer_cb(struct ev_loop *loop, ev_timer *w, int revents);
 
+/* ---- the lifecycle: phase x event -> next phase (PH_N: no such transition) */
+
+#define NO PH_N
+static const enum phase next_phase[PH_N][RT_NEVENTS] = {
+	/*                DIRTY     DRAIN     REMOVE    REMOVED    CANCEL */
+	[PH_QUEUED] = { PH_FLUSH, PH_DRAIN, PH_RMDIR, PH_VERIFY, NO },
+	[PH_FLUSH] = { NO, PH_DRAIN, PH_RMDIR, NO, NO },
+	[PH_DRAIN] = { NO, NO, PH_RMDIR, NO, PH_CANCELLED },
+	[PH_RMDIR] = { NO, NO, NO, PH_VERIFY, NO },
+	[PH_VERIFY] = { NO, NO, NO, NO, NO },
+	[PH_CANCELLED] = { NO, NO, NO, NO, NO },
+};
+#undef NO
+
+static const char *const phase_names[PH_N] = { "queued", "flush", "drain", "rmdir", "verify", "cancelled" };
+static const char *const event_names[RT_NEVENTS] = { "dirty", "drain", "remove", "removed", "cancel" };
+
+const char *retire_phase_name(enum phase ph)
+{
+	return ph < PH_N ? phase_names[ph] : "?";
+}
+
+const char *retire_event_name(enum rt_event ev)
+{
+	return ev < RT_NEVENTS ? event_names[ev] : "?";
+}
+
+int retire_next_phase(enum phase ph, enum rt_event ev, enum phase *next)
+{
+	if (ph >= PH_N || ev >= RT_NEVENTS || next_phase[ph][ev] == PH_N)
+		return -EINVAL;
+	*next = next_phase[ph][ev];
+	return 0;
+}
+
+int retire_step(struct retirement *rt, enum rt_event ev)
+{
+	enum phase next;
+
+	if (retire_next_phase(rt->phase, ev, &next) < 0) {
+		log_err("retire %s: event %s in phase %s: no such transition; kept in %s", rt->res.name,
+			retire_event_name(ev), retire_phase_name(rt->phase), retire_phase_name(rt->phase));
+		return -EINVAL;
+	}
+	log_debug("retire %s: %s -> %s (%s)", rt->res.name, retire_phase_name(rt->phase), retire_phase_name(next),
+		  retire_event_name(ev));
+	rt->phase = next;
+	return 0;
+}
+
 unsigned retire_count_phase(const struct retire *r, enum phase ph)
 {
 	unsigned n = 0;
@@ -257,12 +307,12 @@ static bool gated_ahead(const struct retirement *rt)
 	return false;
 }
 
-static void do_rmdir(struct retirement *rt)
+/* in phase rmdir: remove it now, or wait for the witness (called again) */
+static void rmdir_try(struct retirement *rt)
 {
 	struct retire *r = rt->r;
 	struct cg_dying d;
 
-	rt->phase = PH_RMDIR;
 	rt->res.lru_bytes = retire_lru_of(r, rt->res.name);
 	/* no removal under a witness reading or one due, nor before a retirement
 	 * queued earlier that waits for one or for its baseline (first come,
@@ -287,6 +337,13 @@ static void do_rmdir(struct retirement *rt)
 			return;
 	}
 	rmdir_go(rt);
+}
+
+/* into phase rmdir, and the removal tried */
+static void rt_remove(struct retirement *rt)
+{
+	retire_step(rt, RT_EV_REMOVE);
+	rmdir_try(rt);
 }
 
 /* The first gated retirement in line: NULL when none, or when it cannot go on by
@@ -316,7 +373,7 @@ void retire_wake_gated(struct retire *r)
 	while ((j = first_gated(r, &any)) != NULL) {
 		uint64_t pass = ++r->gate_pass;
 
-		do_rmdir(j); /* may finish and free j */
+		rmdir_try(j); /* may finish and free j */
 		if (r->regated == pass)
 			break;
 		any = false;
@@ -339,7 +396,7 @@ void retire_baseline_read(struct retirement *rt, int e, const struct cg_dying *d
 		return;
 	/* the conditions may have changed while it was read: judged again */
 	if (!clean || retire_count_phase(r, PH_VERIFY) != 0 || r->rmdirs != 0) {
-		do_rmdir(rt);
+		rmdir_try(rt);
 		return;
 	}
 	if (e == 0 && !baseline_take(rt, d->count))
@@ -378,7 +435,7 @@ static void drain_step(struct retirement *rt)
 		if (lru && rt->eagain < DRAIN_EAGAIN_MAX)
 			log_warn("retire %s (%s): drain_timeout with %llu LRU bytes left", rt->res.name,
 				 rt->res.key, (unsigned long long)lru);
-		do_rmdir(rt);
+		rt_remove(rt);
 		return;
 	}
 	rt->drain_lru = lru;
@@ -392,7 +449,7 @@ static void reclaim_result(struct retirement *rt, int e)
 
 	if (e < 0 && e != -EAGAIN) {
 		log_warn("retire %s (%s): reclaim: %s; removing as it is", rt->res.name, rt->res.key, strerror(-e));
-		do_rmdir(rt);
+		rt_remove(rt);
 		return;
 	}
 	after = retire_lru_of(r, rt->res.name);
@@ -437,10 +494,10 @@ static uint64_t dirty_of(struct retire *r, const char *name)
 static void rt_proceed(struct retirement *rt)
 {
 	if (rt->res.mode == RETIRE_DRAIN) {
-		rt->phase = PH_DRAIN;
+		retire_step(rt, RT_EV_DRAIN);
 		rt_later(rt, 0.);
 	} else {
-		do_rmdir(rt);
+		rt_remove(rt);
 	}
 }
 
@@ -477,7 +534,7 @@ static void rt_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
 	else if (rt->phase == PH_DRAIN)
 		drain_step(rt);
 	else if (rt->phase == PH_RMDIR)
-		do_rmdir(rt);
+		rmdir_try(rt);
 }
 
 /* ---- admission: probe result for auto, then the rate limit */
@@ -509,7 +566,7 @@ static void rt_begin(struct retirement *rt, enum retire_mode mode)
 	rt->deadline_us = rt->start_us + (int64_t)c->retire.drain_timeout_ms * 1000;
 	rt->dirty0 = dirty_of(rt->r, rt->res.name);
 	if (rt->dirty0) {
-		rt->phase = PH_FLUSH;
+		retire_step(rt, RT_EV_DIRTY);
 		flush_step(rt);
 	} else {
 		rt_proceed(rt);
@@ -675,7 +732,7 @@ int retire_cancel(struct retire *r, const char *name)
 		  res.key[0] ? res.key : "-", (long long)res.total_ms, (unsigned long long)res.drained_bytes);
 	retire_witness_forget(r, rt);
 	if (rt->write) {
-		rt->phase = PH_CANCELLED; /* freed when its reclaim step returns */
+		retire_step(rt, RT_EV_CANCEL); /* freed when its reclaim step returns */
 	} else {
 		rt_unlink(r, rt);
 		free(rt);

@@ -22,7 +22,25 @@
 				   * verify_timeout, if less): writeback clean-up (v2) */
 #define WB_CLEANUP_GAP_S 5.0      /* at most one writeback clean-up this often */
 
-enum phase { PH_QUEUED, PH_FLUSH, PH_DRAIN, PH_RMDIR, PH_VERIFY, PH_CANCELLED /* a write of it still runs */ };
+/* A retirement's lifecycle (the table in retire.c, shown in doc/design.md).
+ * queued: waits for its turn (the rate, a drain place, the probe's verdict
+ * in mode auto); flush: its dirty and writeback pages written out; drain:
+ * its LRU reclaimed a bounded step at a time (mode drain); rmdir: being
+ * removed, or waiting to be (the witness, an EBUSY retry); verify: removed,
+ * watched until the kernel frees it or verify_timeout passes; cancelled:
+ * called off while a write of it runs, freed when the write returns. From
+ * every phase a retirement leaves the engine with its outcome
+ * (retire_finish), or when it is called off without a write under way. */
+enum phase { PH_QUEUED, PH_FLUSH, PH_DRAIN, PH_RMDIR, PH_VERIFY, PH_CANCELLED, PH_N };
+
+enum rt_event {
+	RT_EV_DIRTY,   /* admitted with dirty or writeback pages */
+	RT_EV_DRAIN,   /* admitted clean, or flushed, in mode drain */
+	RT_EV_REMOVE,  /* admitted clean, or flushed, in mode reparent; or drained */
+	RT_EV_REMOVED, /* its rmdir returned (or the last daemon's did: resumed) */
+	RT_EV_CANCEL,  /* called off while a reclaim write of it runs */
+	RT_NEVENTS,
+};
 
 /* A kernel write handed to the work pool. The worker reads only cg, name,
  * bytes and rmdir, and writes result times; the retirement is the loop's. */
@@ -98,6 +116,14 @@ struct retire {
 
 /* retire.c */
 unsigned retire_count_phase(const struct retire *r, enum phase ph);
+/* The table: the phase an event leads to from ph; -EINVAL when the event
+ * makes no sense there. */
+int retire_next_phase(enum phase ph, enum rt_event ev, enum phase *next);
+/* The only writer of rt->phase: one step of the table. -EINVAL (logged, the
+ * phase kept) for an event the table does not take in rt's phase. */
+int retire_step(struct retirement *rt, enum rt_event ev);
+const char *retire_phase_name(enum phase ph);
+const char *retire_event_name(enum rt_event ev);
 /* the verdict: the result to its caller, the retirement freed, the queue kicked */
 void retire_finish(struct retirement *rt, enum retire_outcome o);
 /* start what the rate limit, the probe and the drain places allow */

@@ -325,7 +325,7 @@ void retire_verify_add(struct retirement *rt, int64_t rmdir_us)
 {
 	struct retire *r = rt->r;
 
-	rt->phase = PH_VERIFY;
+	retire_step(rt, RT_EV_REMOVED);
 	rt->rmdir_us = rmdir_us;
 	rt->deadline_us = rt->rmdir_us + (int64_t)rt->verify_timeout_ms * 1000;
 	/* the first look within VERIFY_FIRST_S, but at most one reading each

@@ -28,6 +28,7 @@
 #include "log.h"
 #include "probe.h"
 #include "retire.h"
+#include "retire_internal.h"
 #include "simclock.h"
 #include "util.h"
 #include "work.h"
@@ -1194,6 +1195,68 @@ static void test_free_in_flight(void **state)
 	assert_true(cgsim_exists(e->sim, cgpath(e, names[3])));
 }
 
+/* The lifecycle table: the ways through it, and what it refuses */
+static void test_phase_table(void **state)
+{
+	static const struct {
+		enum phase from;
+		enum rt_event ev;
+		enum phase to;
+	} paths[] = {
+		{ PH_QUEUED, RT_EV_DIRTY, PH_FLUSH },	  { PH_QUEUED, RT_EV_DRAIN, PH_DRAIN },
+		{ PH_QUEUED, RT_EV_REMOVE, PH_RMDIR },	  { PH_QUEUED, RT_EV_REMOVED, PH_VERIFY }, /* resumed */
+		{ PH_FLUSH, RT_EV_DRAIN, PH_DRAIN },	  { PH_FLUSH, RT_EV_REMOVE, PH_RMDIR },
+		{ PH_DRAIN, RT_EV_REMOVE, PH_RMDIR },	  { PH_DRAIN, RT_EV_CANCEL, PH_CANCELLED },
+		{ PH_RMDIR, RT_EV_REMOVED, PH_VERIFY },
+	};
+	unsigned legal = 0;
+	enum phase next;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		assert_int_equal(retire_next_phase(paths[i].from, paths[i].ev, &next), 0);
+		assert_int_equal(next, paths[i].to);
+	}
+	for (enum phase ph = PH_QUEUED; ph < PH_N; ph++)
+		for (enum rt_event ev = RT_EV_DIRTY; ev < RT_NEVENTS; ev++)
+			legal += retire_next_phase(ph, ev, &next) == 0;
+	assert_int_equal(legal, sizeof(paths) / sizeof(paths[0])); /* nothing else */
+	/* verify and cancelled are the ends: only the outcome or the write's
+	 * return takes a retirement out of them; a removal under way cannot be
+	 * called off; nothing goes back */
+	for (enum rt_event ev = RT_EV_DIRTY; ev < RT_NEVENTS; ev++) {
+		assert_int_equal(retire_next_phase(PH_VERIFY, ev, &next), -EINVAL);
+		assert_int_equal(retire_next_phase(PH_CANCELLED, ev, &next), -EINVAL);
+	}
+	assert_int_equal(retire_next_phase(PH_RMDIR, RT_EV_CANCEL, &next), -EINVAL);
+	assert_int_equal(retire_next_phase(PH_DRAIN, RT_EV_DIRTY, &next), -EINVAL);
+	assert_int_equal(retire_next_phase(PH_N, RT_EV_DIRTY, &next), -EINVAL);
+	assert_string_equal(retire_phase_name(PH_VERIFY), "verify");
+	assert_string_equal(retire_event_name(RT_EV_REMOVED), "removed");
+}
+
+/* retire_step: the one writer of the phase keeps it on an event the table
+ * refuses, and says so */
+static void test_step_refused(void **state)
+{
+	struct retirement rt = { 0 };
+	struct capture cap;
+
+	(void)state;
+	snprintf(rt.res.name, sizeof(rt.res.name), "slot-9");
+	rt.phase = PH_VERIFY;
+	capture_begin(&cap);
+	assert_int_equal(retire_step(&rt, RT_EV_REMOVE), -EINVAL);
+	capture_end(&cap);
+	assert_int_equal(rt.phase, PH_VERIFY);
+	assert_non_null(strstr(cap.text, "retire slot-9: event remove in phase verify: no such transition"));
+	rt.phase = PH_QUEUED;
+	assert_int_equal(retire_step(&rt, RT_EV_DIRTY), 0);
+	assert_int_equal(rt.phase, PH_FLUSH);
+	assert_int_equal(retire_step(&rt, RT_EV_REMOVE), 0);
+	assert_int_equal(rt.phase, PH_RMDIR);
+}
+
 int main(void)
 {
 	static const struct param v2_rep = { CGSIM_V2, CGSIM_REPARENT, 0, 0, false },
@@ -1227,6 +1290,7 @@ int main(void)
 		T(test_many_in_order, v2_pin), T(test_many_in_order, hy_rep),
 		T(test_drain_faults, v2_rep), T(test_drain_faults, hy_pin),
 		{ "test_free_in_flight v2_rep on workers", test_free_in_flight, setup_work, teardown, (void *)&v2_rep },
+		cmocka_unit_test(test_phase_table), cmocka_unit_test(test_step_refused),
 	};
 #undef T
 
