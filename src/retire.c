@@ -527,14 +527,17 @@ static void rt_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
 	struct retirement *rt = w->data;
 
+	/* what a phase does each time its timer fires */
+	static void (*const tick[PH_N])(struct retirement *rt) = {
+		[PH_FLUSH] = flush_step,
+		[PH_DRAIN] = drain_step,
+		[PH_RMDIR] = rmdir_try,
+	};
+
 	if (rt->write)
 		return; /* its completion goes on */
-	if (rt->phase == PH_FLUSH)
-		flush_step(rt);
-	else if (rt->phase == PH_DRAIN)
-		drain_step(rt);
-	else if (rt->phase == PH_RMDIR)
-		rmdir_try(rt);
+	if (tick[rt->phase])
+		tick[rt->phase](rt);
 }
 
 /* ---- admission: probe result for auto, then the rate limit */
