@@ -29,6 +29,7 @@
 #include "probe.h"
 #include "retire.h"
 #include "sd_scope.h"
+#include "state.h"
 #include "stall.h"
 #include "varlink.h"
 #include "work.h"
@@ -57,18 +58,9 @@ struct daemon {
 	struct manager *manager;
 	ev_signal sig_term, sig_int, sig_hup;
 	struct notify *notify;    /* READY, STATUS, WATCHDOG to the service manager */
-	ev_prepare stall_prepare; /* the loop is about to wait */
-	ev_check stall_check;     /* the loop woke up */
-	int64_t woke_us;
-	bool woke_for_work;       /* callbacks were pending when the loop woke */
-	double max_stall_ms;      /* longest stretch of callbacks between two waits */
-	struct stall_hist stall;  /* the iterations that ran callbacks */
-	char scope_root[4096];    /* the slots' scope under systemd (sd_scope.h), "" without one */
-	ev_timer keeper_timer;    /* its keeper looked at this often */
-	bool scope_gone;          /* logged once until it is back */
+	struct stall_watch stall; /* how long the loop runs callbacks between waits */
+	struct sd_scope_keeper *keeper; /* the slots' scope under systemd, NULL without one */
 };
-
-#define KEEPER_CHECK_S 5.0
 
 static void usage(FILE *f)
 {
@@ -131,34 +123,6 @@ static void apply_limits(struct daemon *d)
 		vl_server_set_limits(d->server, &l);
 }
 
-/* What survives a restart decides which process goes where: root's alone.
- * Refused when it is not owned by root or others may write to it. */
-static int check_state_dir(const char *dir)
-{
-	struct stat st;
-
-	if (geteuid() != 0)
-		return 0; /* a test run as a user: its own directory */
-	if (lstat(dir, &st) < 0)
-		return errno == ENOENT ? 0 : -errno; /* made by the state module, 0700 */
-	if (!S_ISDIR(st.st_mode)) {
-		log_err("state_dir %s: not a directory", dir);
-		return -ENOTDIR;
-	}
-	if (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH))) {
-		log_err("state_dir %s: owned by uid %u with mode %04o; it must be owned by root and not writable by "
-			"group or others (chown root %s; chmod go-w %s)", dir, (unsigned)st.st_uid,
-			(unsigned)(st.st_mode & 07777), dir, dir);
-		return -EPERM;
-	}
-	return 0;
-}
-
-static bool str_differs(const char *a, const char *b)
-{
-	return strcmp(a ? a : "", b ? b : "") != 0;
-}
-
 static int reload(void *ud, json_t *errors)
 {
 	struct daemon *d = ud;
@@ -168,11 +132,8 @@ static int reload(void *ud, json_t *errors)
 
 	notify_reloading(d->notify);
 	r = load_config(d, &c, &errs);
-	if (r == 0 && (str_differs(c->daemon.socket, old->daemon.socket) || str_differs(c->daemon.root, old->daemon.root) ||
-		       str_differs(c->daemon.state_dir, old->daemon.state_dir) ||
-		       c->daemon.controllers != old->daemon.controllers)) {
-		json_array_append_new(errors, json_string("socket, root, state_dir and controllers take effect "
-							  "only when cgpoold restarts"));
+	if (r == 0 && conf_needs_restart(old, c)) {
+		json_array_append_new(errors, json_string(CONF_RESTART_KEYS " take effect only when cgpoold restarts"));
 		conf_free(c);
 		r = -EINVAL;
 	}
@@ -211,37 +172,9 @@ static void on_hup(struct ev_loop *loop, ev_signal *w, int revents)
 	reload(w->data, NULL);
 }
 
-static void on_check(struct ev_loop *loop, ev_check *w, int revents)
-{
-	struct daemon *d = w->data;
-
-	d->woke_us = now_mono_us();
-	/* check watchers run first: anything still pending is the work */
-	d->woke_for_work = ev_pending_count(loop) > 0;
-}
-
-static void on_prepare(struct ev_loop *loop, ev_prepare *w, int revents)
-{
-	struct daemon *d = w->data;
-	double ms;
-
-	if (!d->woke_us)
-		return;
-	ms = (now_mono_us() - d->woke_us) / 1000.0;
-	if (ms > d->max_stall_ms)
-		d->max_stall_ms = ms;
-	if (d->woke_for_work)
-		stall_hist_add(&d->stall, ms / 1000);
-}
-
 static void on_pressure(void *ud)
 {
-	struct daemon *d = ud;
-	unsigned counts[SLOT_NSTATES], n;
-
-	pool_counts(d->pool, counts);
-	n = pool_shrink(d->pool, 1 + (counts[SLOT_IDLE] + counts[SLOT_WARM]) / 4);
-	log_notice("memory pressure on the pool root: %u idle or spare warm slots handed to retirement", n);
+	pool_pressure(((struct daemon *)ud)->pool);
 }
 
 /* The control socket: from systemd (socket activation) or bound here. */
@@ -272,12 +205,7 @@ static void start_signals(struct daemon *d)
 	ev_signal_start(d->loop, &d->sig_term);
 	ev_signal_start(d->loop, &d->sig_int);
 	ev_signal_start(d->loop, &d->sig_hup);
-	ev_prepare_init(&d->stall_prepare, on_prepare);
-	d->stall_prepare.data = d;
-	ev_prepare_start(d->loop, &d->stall_prepare);
-	ev_check_init(&d->stall_check, on_check);
-	d->stall_check.data = d;
-	ev_check_start(d->loop, &d->stall_check);
+	stall_watch_start(d->loop, &d->stall);
 }
 
 /* The pool is usable: slots adopted and reconciled, warm slots asked for,
@@ -343,47 +271,26 @@ static int pool_root(const struct conf *c, char *root, size_t len, bool *scope, 
 	return r;
 }
 
-/* A keeper killed while the daemon runs would let systemd stop the scope,
- * and take the slots' directories with it, once its jobs end: a new one
- * takes its place within KEEPER_CHECK_S. */
-static void on_keeper_timer(struct ev_loop *loop, ev_timer *w, int revents)
-{
-	struct daemon *d = w->data;
-	char err[512] = "";
-	int r = sd_scope_check(SD_SCOPE_MNT, d->scope_root, err, sizeof(err));
-
-	if (r >= 0) {
-		d->scope_gone = false;
-		return;
-	}
-	if (!d->scope_gone)
-		log_err("slots scope: %s (%s)", err[0] ? err : strerror(-r),
-			r == -ENOENT ? "systemd stopped it; restart cgpoold to make it again" : "no keeper in it");
-	d->scope_gone = true;
-}
-
 /* Everything from cgroups to the control socket; returns an exit code. */
 static int start(struct daemon *d)
 {
 	static const struct vl_server_info vinfo = { "cgpool", "cgpoold", PACKAGE_VERSION, "" };
-	struct manager_hooks hooks = { .reload = reload, .ud = d, .max_stall_ms = &d->max_stall_ms, .stall = &d->stall };
+	struct manager_hooks hooks = { .reload = reload, .ud = d, .max_stall_ms = &d->stall.max_ms, .stall = &d->stall.hist };
 	char err[512] = "", root[4096];
 	bool scope;
 	int fd = -1, r;
 
 	raise_nofile(d->conf);
-	if (check_state_dir(d->conf->daemon.state_dir) < 0)
+	if (state_dir_check(d->conf->daemon.state_dir) < 0)
 		return EXIT_CONFIG;
 	r = pool_root(d->conf, root, sizeof(root), &scope, err, sizeof(err));
 	if (r < 0) {
 		log_err("pool root under systemd: %s", err);
 		return EXIT_UNAVAILABLE;
 	}
-	if (scope) {
-		snprintf(d->scope_root, sizeof(d->scope_root), "%s", root);
-		ev_timer_init(&d->keeper_timer, on_keeper_timer, KEEPER_CHECK_S, KEEPER_CHECK_S);
-		d->keeper_timer.data = d;
-		ev_timer_start(d->loop, &d->keeper_timer);
+	if (scope && sd_scope_keeper_start(d->loop, SD_SCOPE_MNT, root, &d->keeper) < 0) {
+		log_err("slots scope: %s", strerror(ENOMEM));
+		return EXIT_UNAVAILABLE;
 	}
 	r = cg_open(root, d->conf->daemon.controllers, &d->cg, err, sizeof(err));
 	if (r < 0) {
@@ -471,8 +378,7 @@ static int start(struct daemon *d)
 
 static void stop(struct daemon *d)
 {
-	if (d->scope_root[0])
-		ev_timer_stop(d->loop, &d->keeper_timer);
+	stall_watch_stop(d->loop, &d->stall);
 	notify_free(d->notify);
 	manager_free(d->manager);
 	vl_server_free(d->server);
@@ -488,6 +394,7 @@ static void stop(struct daemon *d)
 	dying_cache_free(d->dying);
 	work_free(d->work);
 	cg_close(d->cg);
+	sd_scope_keeper_free(d->keeper);
 	conf_free(d->conf);
 }
 

@@ -814,3 +814,15 @@ const struct conf_job *conf_job_for_key(const struct conf *c, const char *key)
 			return &c->jobs[i];
 	return NULL;
 }
+
+static bool str_differs(const char *a, const char *b)
+{
+	return strcmp(a ? a : "", b ? b : "") != 0;
+}
+
+bool conf_needs_restart(const struct conf *old, const struct conf *c)
+{
+	return str_differs(c->daemon.socket, old->daemon.socket) || str_differs(c->daemon.root, old->daemon.root) ||
+	       str_differs(c->daemon.state_dir, old->daemon.state_dir) ||
+	       c->daemon.controllers != old->daemon.controllers;
+}

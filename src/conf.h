@@ -132,6 +132,10 @@ struct conf *conf_new_defaults(void);
  * every error in *errs (*out untouched), or another negative errno. */
 int conf_load(const char *path, bool required, struct conf **out, struct conf_errors *errs);
 void conf_free(struct conf *c);
+/* A reload cannot change these [daemon] keys: they take effect when the
+ * daemon starts. True when c differs from old in one of them. */
+#define CONF_RESTART_KEYS "socket, root, state_dir and controllers"
+bool conf_needs_restart(const struct conf *old, const struct conf *c);
 
 /* One resource setting given outside a file (Attach limits): name checked,
  * value normalised into out (file NULL, line 0), or -EINVAL with err saying

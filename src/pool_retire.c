@@ -270,3 +270,13 @@ void pool_set_conf(struct pool *p, const struct conf *conf)
 	over_max_step(p);
 	pool_fill_warm(p);
 }
+
+unsigned pool_pressure(struct pool *p)
+{
+	unsigned counts[SLOT_NSTATES], n;
+
+	pool_counts(p, counts);
+	n = pool_shrink(p, 1 + (counts[SLOT_IDLE] + counts[SLOT_WARM]) / 4);
+	log_notice("memory pressure on the pool root: %u idle or spare warm slots handed to retirement", n);
+	return n;
+}

@@ -15,6 +15,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include <ev.h>
 #include <systemd/sd-bus.h>
 #include <systemd/sd-daemon.h>
 
@@ -235,4 +236,52 @@ int sd_scope_root(const char *cgroup_file, const char *mnt, char *root, size_t l
 	if (snprintf(root, len, "%s", path) >= (int)len)
 		return -ENAMETOOLONG;
 	return 0;
+}
+
+struct sd_scope_keeper {
+	struct ev_loop *loop;
+	ev_timer timer;
+	bool gone; /* logged once until it is back */
+	char mnt[256];
+	char root[4096];
+};
+
+static void keeper_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct sd_scope_keeper *k = w->data;
+	char err[512] = "";
+	int r = sd_scope_check(k->mnt, k->root, err, sizeof(err));
+
+	if (r >= 0) {
+		k->gone = false;
+		return;
+	}
+	if (!k->gone)
+		log_err("slots scope: %s (%s)", err[0] ? err : strerror(-r),
+			r == -ENOENT ? "systemd stopped it; restart cgpoold to make it again" : "no keeper in it");
+	k->gone = true;
+}
+
+int sd_scope_keeper_start(struct ev_loop *loop, const char *mnt, const char *root, struct sd_scope_keeper **out)
+{
+	struct sd_scope_keeper *k = calloc(1, sizeof(*k));
+
+	if (!k)
+		return -ENOMEM;
+	k->loop = loop;
+	snprintf(k->mnt, sizeof(k->mnt), "%s", mnt);
+	snprintf(k->root, sizeof(k->root), "%s", root);
+	ev_timer_init(&k->timer, keeper_cb, SD_SCOPE_KEEPER_CHECK_S, SD_SCOPE_KEEPER_CHECK_S);
+	k->timer.data = k;
+	ev_timer_start(loop, &k->timer);
+	*out = k;
+	return 0;
+}
+
+void sd_scope_keeper_free(struct sd_scope_keeper *k)
+{
+	if (!k)
+		return;
+	ev_timer_stop(k->loop, &k->timer);
+	free(k);
 }

@@ -30,6 +30,16 @@ int sd_scope_root(const char *cgroup_file, const char *mnt, char *root, size_t l
  * stopped the scope: it was empty), else -errno; err says what failed. */
 int sd_scope_check(const char *mnt, const char *root, char *err, size_t errlen);
 
+/* A keeper killed while the daemon runs would let systemd stop the scope,
+ * and take the slots' directories with it, once its jobs end: this timer
+ * (every SD_SCOPE_KEEPER_CHECK_S) puts a new one in its place, and logs
+ * once, until it is back, a scope systemd stopped. -ENOMEM; NULL ok to free. */
+#define SD_SCOPE_KEEPER_CHECK_S 5.0
+struct sd_scope_keeper;
+struct ev_loop;
+int sd_scope_keeper_start(struct ev_loop *loop, const char *mnt, const char *root, struct sd_scope_keeper **out);
+void sd_scope_keeper_free(struct sd_scope_keeper *k);
+
 /* The pieces, for tests: from "0::/system.slice/cgpoold.service\n", the
  * scope's cgroup path, unit name and slice unit name. -ENOENT when not a
  * .service under a slice of a pure v2 layout. */

@@ -3,6 +3,8 @@
 #ifndef CGPOOL_STALL_H
 #define CGPOOL_STALL_H
 
+#include <ev.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #define STALL_NBOUNDS 10 /* finite upper bounds; the last bucket is +Inf */
@@ -18,6 +20,20 @@ struct stall_hist {
 };
 
 void stall_hist_add(struct stall_hist *h, double seconds);
+
+/* How long the loop runs callbacks between two waits: an ev_check when it
+ * wakes, an ev_prepare before it waits again. max_ms is the longest such
+ * stretch; hist counts the iterations that had work pending when it woke. */
+struct stall_watch {
+	ev_prepare prepare; /* the loop is about to wait */
+	ev_check check;     /* the loop woke up */
+	int64_t woke_us;
+	bool woke_for_work; /* callbacks were pending when the loop woke */
+	double max_ms;
+	struct stall_hist hist;
+};
+void stall_watch_start(struct ev_loop *loop, struct stall_watch *w);
+void stall_watch_stop(struct ev_loop *loop, struct stall_watch *w);
 /* The upper bound of the bucket holding the q-quantile (0 < q <= 1), so a
  * value the quantile does not exceed, or the largest value seen when that is
  * smaller (always in the +Inf bucket). 0 when empty. */

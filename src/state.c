@@ -441,3 +441,26 @@ void state_close(struct state *st)
 	free(st->root);
 	free(st);
 }
+
+/* What survives a restart decides which process goes where: root's alone.
+ * Refused when it is not owned by root or others may write to it. */
+int state_dir_check(const char *dir)
+{
+	struct stat st;
+
+	if (geteuid() != 0)
+		return 0; /* a test run as a user: its own directory */
+	if (lstat(dir, &st) < 0)
+		return errno == ENOENT ? 0 : -errno; /* made by the state module, 0700 */
+	if (!S_ISDIR(st.st_mode)) {
+		log_err("state_dir %s: not a directory", dir);
+		return -ENOTDIR;
+	}
+	if (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+		log_err("state_dir %s: owned by uid %u with mode %04o; it must be owned by root and not writable by "
+			"group or others (chown root %s; chmod go-w %s)", dir, (unsigned)st.st_uid,
+			(unsigned)(st.st_mode & 07777), dir, dir);
+		return -EPERM;
+	}
+	return 0;
+}

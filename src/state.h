@@ -14,6 +14,10 @@ struct state;
  * left; nothing is read yet. The loop runs compactions in the background
  * (only the default loop can: with any other loop, or NULL, they run in the
  * calling process). root is the pool root the state belongs to. */
+/* What survives a restart decides which process goes where: as root, the
+ * directory (when it exists) must be owned by root and not writable by group
+ * or others. 0, or -ENOTDIR, -EPERM (logged, with the commands that fix it). */
+int state_dir_check(const char *dir);
 int state_open(struct ev_loop *loop, const char *dir, const char *root, struct state **out);
 /* NULL ok; waits for a running compaction and reaps it */
 void state_close(struct state *st);
