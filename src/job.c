@@ -281,7 +281,7 @@ static int born_inside(struct job *j)
 
 static int job_spawn(struct job *j, const struct conf_job *cj)
 {
-	struct spawn sp = { .cgroup_fd = -1, .keep = { -1, -1 } };
+	struct spawn sp;
 	struct job_exec x;
 	char err[256] = "";
 	pid_t pid;
@@ -291,21 +291,10 @@ static int job_spawn(struct job *j, const struct conf_job *cj)
 		log_err("job %s: cannot start: %s", j->key, err);
 		return r;
 	}
-	sp.path = x.path;
-	sp.argv = x.argv;
-	sp.envp = x.envp;
-	sp.cwd = x.cwd;
-	sp.set_ids = x.set_ids;
-	sp.uid = x.uid;
-	sp.gid = x.gid;
-	sp.groups = x.groups;
-	sp.ngroups = x.ngroups;
-	memcpy(sp.fds, x.fds, sizeof(sp.fds));
-	/* the job keeps the read ends of its journal pipes (fds 3 and 4), so a
-	 * crash of the daemon never makes its writes fail with EPIPE; the next
-	 * daemon takes them back with pidfd_getfd() */
-	sp.keep[0] = x.out_read;
-	sp.keep[1] = x.err_read;
+	/* the job keeps the read ends of its journal pipes (fds 3 and 4, in
+	 * sp.keep), so a crash of the daemon never makes its writes fail with
+	 * EPIPE; the next daemon takes them back with pidfd_getfd() */
+	sp = x.sp;
 	sp.place = place_in_slot;
 	sp.ud = j;
 	sp.cgroup_fd = born_inside(j);

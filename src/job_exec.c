@@ -68,9 +68,9 @@ static int prepare_ids(const struct conf_job *cj, struct job_exec *x, char *err,
 		snprintf(err, errlen, "user %s: %s", cj->user ? cj->user : "root", errno ? strerror(errno) : "no such user");
 		return errno ? -errno : -ENOENT;
 	}
-	x->set_ids = true;
-	x->uid = pw->pw_uid;
-	x->gid = pw->pw_gid;
+	x->sp.set_ids = true;
+	x->sp.uid = pw->pw_uid;
+	x->sp.gid = pw->pw_gid;
 	if (cj->group) {
 		errno = 0;
 		gr = getgrnam(cj->group);
@@ -78,14 +78,14 @@ static int prepare_ids(const struct conf_job *cj, struct job_exec *x, char *err,
 			snprintf(err, errlen, "group %s: %s", cj->group, errno ? strerror(errno) : "no such group");
 			return errno ? -errno : -ENOENT;
 		}
-		x->gid = gr->gr_gid;
+		x->sp.gid = gr->gr_gid;
 	}
 	x->groups = calloc(MAX_GROUPS, sizeof(gid_t));
 	if (!x->groups)
 		return -ENOMEM;
-	if (getgrouplist(pw->pw_name, x->gid, x->groups, &n) < 0)
+	if (getgrouplist(pw->pw_name, x->sp.gid, x->groups, &n) < 0)
 		n = MAX_GROUPS; /* more than that: the first MAX_GROUPS */
-	x->ngroups = (size_t)n;
+	x->sp.ngroups = (size_t)n;
 	if (cj->user) {
 		int r = env_setf(x, "HOME", pw->pw_dir);
 		if (r == 0)
@@ -168,7 +168,7 @@ int job_exec_prepare(const struct conf_job *cj, const char *key, struct job_exec
 	int r;
 
 	memset(x, 0, sizeof(*x));
-	x->fds[0] = x->fds[1] = x->fds[2] = -1;
+	x->sp.fds[0] = x->sp.fds[1] = x->sp.fds[2] = -1;
 	x->out_read = x->err_read = -1;
 	snprintf(x->cwd, sizeof(x->cwd), "%s", cj->working_directory ? cj->working_directory : "/");
 	r = env_setf(x, "PATH", DEFAULT_PATH);
@@ -181,9 +181,9 @@ int job_exec_prepare(const struct conf_job *cj, const char *key, struct job_exec
 	if (r == 0)
 		r = prepare_program(cj, x, err, errlen);
 	if (r == 0)
-		r = prepare_output(&cj->out, STDOUT_FILENO, &x->fds[1], &x->own_fd[1], &x->out_read, err, errlen);
+		r = prepare_output(&cj->out, STDOUT_FILENO, &x->sp.fds[1], &x->own_fd[1], &x->out_read, err, errlen);
 	if (r == 0)
-		r = prepare_output(&cj->err, STDERR_FILENO, &x->fds[2], &x->own_fd[2], &x->err_read, err, errlen);
+		r = prepare_output(&cj->err, STDERR_FILENO, &x->sp.fds[2], &x->own_fd[2], &x->err_read, err, errlen);
 	if (r < 0) {
 		if (!err[0])
 			snprintf(err, errlen, "%s", strerror(-r));
@@ -192,8 +192,17 @@ int job_exec_prepare(const struct conf_job *cj, const char *key, struct job_exec
 		if (x->err_read >= 0)
 			close(x->err_read);
 		job_exec_free(x);
+		return r;
 	}
-	return r;
+	x->sp.path = x->path;
+	x->sp.argv = x->argv;
+	x->sp.envp = x->envp;
+	x->sp.cwd = x->cwd;
+	x->sp.groups = x->groups;
+	x->sp.keep[0] = x->out_read;
+	x->sp.keep[1] = x->err_read;
+	x->sp.cgroup_fd = -1;
+	return 0;
 }
 
 void job_exec_free(struct job_exec *x)
@@ -208,9 +217,9 @@ void job_exec_free(struct job_exec *x)
 	free(x->groups);
 	x->groups = NULL;
 	for (int i = 0; i < 3; i++) {
-		if (x->own_fd[i] && x->fds[i] >= 0)
-			close(x->fds[i]);
-		x->fds[i] = -1;
+		if (x->own_fd[i] && x->sp.fds[i] >= 0)
+			close(x->sp.fds[i]);
+		x->sp.fds[i] = -1;
 		x->own_fd[i] = false;
 	}
 }

@@ -9,20 +9,22 @@
 #include <sys/types.h>
 
 #include "conf.h"
+#include "spawn.h"
 
 struct job_exec {
+	/* the process to start, as spawn_start takes it: its program, argv,
+	 * environment, directory, groups and pipes point into the rest; ids
+	 * and descriptors are its own. keep[] holds the journal pipes' read
+	 * ends (the job keeps them as fds 3 and 4); the caller adds where the
+	 * child is placed (place, ud, cgroup_fd). */
+	struct spawn sp;
 	char **argv;             /* argv_split of exec */
 	char path[PATH_MAX];     /* the program, absolute */
 	char **envp;             /* NULL-terminated, one entry per name */
 	size_t nenv;
 	char cwd[PATH_MAX];
-	bool set_ids;
-	uid_t uid;
-	gid_t gid;
 	gid_t *groups;
-	size_t ngroups;
-	int fds[3];              /* the child's stdin, stdout, stderr; -1: /dev/null */
-	bool own_fd[3];          /* fds[i] was opened here and is closed by job_exec_free */
+	bool own_fd[3];          /* sp.fds[i] was opened here and is closed by job_exec_free */
 	int out_read, err_read;  /* read ends of the journal pipes, -1: none */
 };
 
