@@ -586,7 +586,7 @@ static void act_scrub(struct slot *s)
 
 /* A transition: the state, and when the slot became idle (which orders the
  * idle list, so it is set first). */
-void pool_slot_enter(struct slot *s, enum slot_state next, unsigned act)
+static void pool_slot_enter(struct slot *s, enum slot_state next, unsigned act)
 {
 	if ((act & SLOT_ACT_IDLE_TIMER) && s->state != SLOT_IDLE)
 		s->idle_since_us = now_real_us();
@@ -615,7 +615,7 @@ static void act_orphan(struct slot *s)
 	log_warn("slot %s: holds processes no key is known for; bound to key %s until it empties", s->name, key);
 }
 
-void pool_slot_do(struct slot *s, enum slot_state prev, unsigned act)
+static void pool_slot_do(struct slot *s, enum slot_state prev, unsigned act)
 {
 	if (act & SLOT_ACT_ORPHAN)
 		act_orphan(s);
@@ -633,27 +633,41 @@ void pool_slot_do(struct slot *s, enum slot_state prev, unsigned act)
 		act_scrub(s);
 }
 
+int pool_slot_plan(struct slot *s, enum slot_event ev, struct slot_tr *t)
+{
+	const struct conf *c = s->pool->conf;
+
+	t->ev = ev;
+	t->prev = s->state;
+	/* mode keep never removes: an idle timeout recycles even with recycle = no */
+	return slot_step(t->prev, ev, c->pool.recycle || c->retire.mode == RETIRE_KEEP, &t->next, &t->act);
+}
+
+void pool_slot_commit(struct slot *s, const struct slot_tr *t, unsigned done, bool save)
+{
+	struct pool *p = s->pool;
+
+	if (t->ev == SLOT_EV_IDLE_TIMEOUT)
+		s->retire_mode = p->conf->retire.mode;
+	pool_slot_enter(s, t->next, t->act);
+	if (t->prev != t->next && !(t->act & (SLOT_ACT_RUN_END | SLOT_ACT_RUN_START))) /* a run's line says it */
+		log_event(LOG_INFO, &(struct log_fields){ .key = s->key, .slot = s->name },
+			  "slot %s (%s): %s -> %s on %s", s->name, s->key[0] ? s->key : "-", slot_state_name(t->prev),
+			  slot_state_name(t->next), slot_event_name(t->ev));
+	pool_slot_do(s, t->prev, t->act & ~done);
+	if (save)
+		pool_save(p, s);
+	if (t->act & SLOT_ACT_RETIRE)
+		pool_act_retire(s); /* may free s */
+}
+
 /* Feed one event to a slot's state machine and carry out the actions. */
 void pool_slot_event(struct slot *s, enum slot_event ev)
 {
-	struct pool *p = s->pool;
-	enum slot_state prev = s->state, next;
-	unsigned act;
+	struct slot_tr t;
 
-	/* mode keep never removes: an idle timeout recycles even with recycle = no */
-	if (slot_step(prev, ev, p->conf->pool.recycle || p->conf->retire.mode == RETIRE_KEEP, &next, &act) < 0)
-		return;
-	if (ev == SLOT_EV_IDLE_TIMEOUT)
-		s->retire_mode = p->conf->retire.mode;
-	pool_slot_enter(s, next, act);
-	if (prev != next && !(act & (SLOT_ACT_RUN_END | SLOT_ACT_RUN_START))) /* a run's line says it */
-		log_event(LOG_INFO, &(struct log_fields){ .key = s->key, .slot = s->name },
-			  "slot %s (%s): %s -> %s on %s", s->name, s->key[0] ? s->key : "-", slot_state_name(prev),
-			  slot_state_name(next), slot_event_name(ev));
-	pool_slot_do(s, prev, act);
-	pool_save(p, s);
-	if (act & SLOT_ACT_RETIRE)
-		pool_act_retire(s); /* may free s */
+	if (pool_slot_plan(s, ev, &t) == 0)
+		pool_slot_commit(s, &t, 0, true);
 }
 
 /* ---- kernel events */

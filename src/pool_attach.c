@@ -197,8 +197,7 @@ int pool_attach_req(struct pool *p, const struct attach_req *req, struct slot **
 	const pid_t *pids = req->pids;
 	size_t npids = req->npids;
 	struct slot *s;
-	enum slot_state next;
-	unsigned act = 0;
+	struct slot_tr t = { .act = 0 };
 	size_t moved = 0;
 	bool fresh;
 	char devices[sizeof(req->limits->value)];
@@ -233,10 +232,10 @@ int pool_attach_req(struct pool *p, const struct attach_req *req, struct slot **
 			 req->job ? req->job : "(none)", pool_tenant_job(s) ? pool_tenant_job(s) : "(none)");
 		goto fail;
 	}
-	r = slot_step(s->state, SLOT_EV_ATTACH, p->conf->pool.recycle, &next, &act);
+	r = pool_slot_plan(s, SLOT_EV_ATTACH, &t);
 	if (r < 0)
 		goto fail;
-	if (act & SLOT_ACT_APPLY)
+	if (t.act & SLOT_ACT_APPLY)
 		pool_act_apply(s); /* limits in place before the processes arrive */
 	r = apply_run_limits(s, req, devices, sizeof(devices), &devset);
 	if (r < 0)
@@ -254,12 +253,10 @@ int pool_attach_req(struct pool *p, const struct attach_req *req, struct slot **
 	 * the caller still hears of the error */
 	if (r < 0 && moved == 0)
 		goto fail;
-	if (s->state != next && !(act & SLOT_ACT_RUN_START)) /* the run's line says it */
-		log_info("slot %s (%s): %s -> %s on attach", s->name, key, slot_state_name(s->state),
-			 slot_state_name(next));
-	enum slot_state prev = s->state;
-	pool_slot_enter(s, next, act);
-	pool_slot_do(s, prev, act & ~SLOT_ACT_APPLY);
+	/* an Attach to the running slot changes nothing kept */
+	pool_slot_commit(s, &t, SLOT_ACT_APPLY,
+			 fresh || t.prev != t.next || (t.act & SLOT_ACT_RUN_START) || req->nlimits || req->job ||
+				 req->hold > 0);
 	if (req->job || req->hold > 0) {
 		int rt = pool_tenant_bind(s, req->job, req->hold, !req->keep);
 		if (rt < 0) {
@@ -274,8 +271,6 @@ int pool_attach_req(struct pool *p, const struct attach_req *req, struct slot **
 			log_warn("slot %s (%s): job %s: its devices.deny not kept: %s", s->name, key, req->job ? req->job : "-",
 				 strerror(ENOMEM));
 	}
-	if (fresh || prev != next || (act & SLOT_ACT_RUN_START) || req->nlimits || req->job || req->hold > 0)
-		pool_save(p, s); /* an Attach to the running slot changes nothing kept */
 	pool_hold_end(p);
 	pool_fill_warm(p);
 	if (r == 0)
@@ -283,7 +278,7 @@ int pool_attach_req(struct pool *p, const struct attach_req *req, struct slot **
 	return r;
 fail:
 	if (fresh && s->state == SLOT_WARM) {
-		if (act & SLOT_ACT_APPLY)
+		if (t.act & SLOT_ACT_APPLY)
 			pool_reset_limits(s); /* the next key must not get this one's */
 		pool_slot_set_key(s, "");
 		s->class_name[0] = '\0';

@@ -1,4 +1,6 @@
-/* pool_internal.h - shared by pool.c and pool_retire.c only */
+/* pool_internal.h - what the files of the pool share (pool.c, pool_attach.c,
+ * pool_list.c, pool_load.c, pool_nocg.c, pool_retire.c, pool_tenant.c),
+ * by the file that defines it */
 #ifndef CGPOOL_POOL_INTERNAL_H
 #define CGPOOL_POOL_INTERNAL_H
 
@@ -52,8 +54,8 @@ struct pool {
 	bool held_oom_known;
 };
 
-/* persist one slot's content after a transition (a journal record); for
- * the held slot, when pool_hold_end is called */
+/* ---- pool.c: persistence. Persist one slot's content after a transition
+ * (a journal record); for the held slot, when pool_hold_end is called */
 void pool_save(struct pool *p, const struct slot *s);
 /* the transitions of s within one request make one record (pool_hold_end
  * writes it, before the client hears of the request) */
@@ -85,15 +87,33 @@ void pool_lists_sort(struct pool *p); /* once, after start-up */
 void pool_set_state(struct slot *s, enum slot_state next);
 /* oldest idle slot, or NULL */
 struct slot *pool_oldest_idle(struct pool *p);
+struct slot *pool_take_warm(struct pool *p);
+
+/* ---- pool.c: the dispatcher of the slot table (slot.h), warm growth,
+ * idle timers. pool_slot_event feeds one event to a slot's state machine
+ * and carries out the actions. An Attach does it in two: pool_slot_plan asks
+ * the table (0, or slot_step's -EBUSY, -EINVAL), the caller runs what must
+ * come before its processes move (the actions in done) and moves them;
+ * pool_slot_commit then enters the next state, logs the transition, runs the
+ * other actions and, with save, records the slot (may free s: retire). */
+struct slot_tr {
+	enum slot_event ev;
+	enum slot_state prev, next;
+	unsigned act;
+};
+int pool_slot_plan(struct slot *s, enum slot_event ev, struct slot_tr *t);
+void pool_slot_commit(struct slot *s, const struct slot_tr *t, unsigned done, bool save);
+void pool_slot_event(struct slot *s, enum slot_event ev);
 void pool_drop(struct pool *p, struct slot *s);
 void pool_fill_warm(struct pool *p);
-void pool_over_max_cb(struct ev_loop *loop, ev_timer *w, int revents);
 unsigned pool_count_state(const struct pool *p, enum slot_state st);
-struct slot *pool_take_warm(struct pool *p);
 void pool_idle_timer(struct slot *s, double after);
-/* feed one event to a slot's state machine and carry out the actions */
-void pool_slot_event(struct slot *s, enum slot_event ev);
+
+/* ---- pool_attach.c */
 bool pool_slot_has_procs(struct slot *s);
+
+/* ---- pool_retire.c: slots leaving the pool */
+void pool_over_max_cb(struct ev_loop *loop, ev_timer *w, int revents);
 /* an Attach of a retiring slot's key: 0 the retirement is called off, the
  * slot idle again; -EALREADY the key was unbound from it */
 int pool_unretire(struct pool *p, struct slot *s);
@@ -132,8 +152,6 @@ void pool_tenant_resume(struct slot *s);
 /* pool.c, for pool_attach.c: the actions of the table and warm growth */
 void pool_act_apply(struct slot *s);
 void pool_reset_limits(struct slot *s);
-void pool_slot_enter(struct slot *s, enum slot_state next, unsigned act);
-void pool_slot_do(struct slot *s, enum slot_state prev, unsigned act);
 int pool_grow(struct pool *p, struct slot **out);
 
 #endif
