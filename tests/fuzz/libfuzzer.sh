@@ -10,7 +10,7 @@ build=${top_builddir:-$top}
 target=${1:?usage: libfuzzer.sh conf|varlink [SECONDS]}
 secs=${2:-60}
 case "$target" in
-conf) srcs="util log conf conf_value" ;;
+conf) srcs="util log res conf conf_value" ;;
 varlink) srcs="util log varlink" ;;
 *) echo "unknown target $target" >&2; exit 64 ;;
 esac
@@ -18,9 +18,9 @@ esac
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 files=
-for s in $srcs; do files="$files $top/src/$s.c"; done
+for s in $srcs; do files="$files $top/src/cgpoold/$s.c"; done
 # shellcheck disable=SC2086
-clang -g -O1 -fsanitize=fuzzer,address,undefined -include "$build/config.h" -I"$build" -I"$top/src" \
+clang -g -O1 -fsanitize=fuzzer,address,undefined -include "$build/config.h" -I"$build" -I"$top/src/cgpoold" \
 	-I"$top/tests/fuzz" -DSYSCONFDIR='"/etc"' -DRUNSTATEDIR='"/run"' \
 	$(pkg-config --cflags inih jansson libsystemd) "$top/tests/fuzz/fuzz_$target.c" $files \
 	-o "$out/fuzz" $(pkg-config --libs inih jansson libsystemd) -lev

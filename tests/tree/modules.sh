@@ -1,14 +1,14 @@
 #!/bin/sh
 # modules.sh - the daemon's modules depend on each other without a cycle.
 #
-# A module is the files of src/ that share a name up to the first '_'
+# A module is the files of src/cgpoold/ that share a name up to the first '_'
 # (pool.c, pool_attach.c, pool.h and pool_internal.h are the module pool);
 # module A uses B when a file of A includes a header of B. The uses must
 # form no cycle: a cycle is printed with the includes that make it, and the
 # test fails. With -v the modules and their uses are printed too.
 set -u
 top=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
-src=$top/src
+src=$top/src/cgpoold
 [ -d "$src" ] || { echo "modules.sh: no $src" >&2; exit 99; }
 verbose=${1:-}
 
