@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "slurm/spank_key.h"
+#include "spank_key.h"
 
 static void test_args(void **state)
 {
