@@ -661,6 +661,18 @@ void pool_slot_commit(struct slot *s, const struct slot_tr *t, unsigned done, bo
 		pool_act_retire(s); /* may free s */
 }
 
+/* processes in the slot: the kernel's populated flag can lag the exit of
+ * the last one, so an empty cgroup.procs counts too */
+bool pool_slot_has_procs(struct slot *s)
+{
+	bool populated;
+	unsigned n;
+
+	if (cg_slot_populated(s->pool->cg, s->name, &populated) == 0 && !populated)
+		return false;
+	return cg_slot_nprocs(s->pool->cg, s->name, &n) < 0 || n > 0;
+}
+
 /* Feed one event to a slot's state machine and carry out the actions. */
 void pool_slot_event(struct slot *s, enum slot_event ev)
 {

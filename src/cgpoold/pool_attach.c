@@ -80,16 +80,6 @@ static int slot_for_key(struct pool *p, const char *key, const char *class_name,
 	return 0;
 }
 
-bool pool_slot_has_procs(struct slot *s)
-{
-	bool populated;
-	unsigned n;
-
-	if (cg_slot_populated(s->pool->cg, s->name, &populated) == 0 && !populated)
-		return false;
-	return cg_slot_nprocs(s->pool->cg, s->name, &n) < 0 || n > 0;
-}
-
 void pool_usage(const struct pool *p, uid_t uid, unsigned *of_uid, unsigned *in_use)
 {
 	unsigned n = 0;

@@ -108,8 +108,6 @@ void pool_drop(struct pool *p, struct slot *s);
 void pool_fill_warm(struct pool *p);
 unsigned pool_count_state(const struct pool *p, enum slot_state st);
 void pool_idle_timer(struct slot *s, double after);
-
-/* ---- pool_attach.c */
 bool pool_slot_has_procs(struct slot *s);
 
 /* ---- pool_retire.c: slots leaving the pool */
