@@ -191,17 +191,17 @@ static const struct res_desc {
 	enum res_id id;
 	v1_setter v1set; /* NULL: no v1 equivalent (see the top of the file) */
 } resources[RES_NKEYS] = {
-	{ RES_MEMORY_MAX, v1_memory_max },
-	{ RES_MEMORY_HIGH, NULL },
-	{ RES_MEMORY_LOW, NULL },
-	{ RES_MEMORY_SWAP_MAX, v1_memory_swap_max },
-	{ RES_PIDS_MAX, v1_pids_max },
-	{ RES_CPU_MAX, v1_cpu_max },
-	{ RES_CPU_WEIGHT, v1_cpu_weight },
-	{ RES_IO_WEIGHT, NULL },
-	{ RES_CPUSET_CPUS, NULL },
-	{ RES_CPUSET_MEMS, NULL },
-	{ RES_DEVICES_DENY, NULL }, /* no controller: a filter program (cg_bpf.c) */
+	[RES_MEMORY_MAX] = { RES_MEMORY_MAX, v1_memory_max },
+	[RES_MEMORY_HIGH] = { RES_MEMORY_HIGH, NULL },
+	[RES_MEMORY_LOW] = { RES_MEMORY_LOW, NULL },
+	[RES_MEMORY_SWAP_MAX] = { RES_MEMORY_SWAP_MAX, v1_memory_swap_max },
+	[RES_PIDS_MAX] = { RES_PIDS_MAX, v1_pids_max },
+	[RES_CPU_MAX] = { RES_CPU_MAX, v1_cpu_max },
+	[RES_CPU_WEIGHT] = { RES_CPU_WEIGHT, v1_cpu_weight },
+	[RES_IO_WEIGHT] = { RES_IO_WEIGHT, NULL },
+	[RES_CPUSET_CPUS] = { RES_CPUSET_CPUS, NULL },
+	[RES_CPUSET_MEMS] = { RES_CPUSET_MEMS, NULL },
+	[RES_DEVICES_DENY] = { RES_DEVICES_DENY, NULL }, /* no controller: a filter program (cg_bpf.c) */
 };
 
 /* does the v1 memory hierarchy account swap (memory.memsw.* at the pool root)? */
@@ -215,30 +215,28 @@ static bool v1_swap_accounted(const struct cg *cg, int h)
 /* the resource's descriptor when the pool can set it, with its hierarchy */
 static const struct res_desc *res_usable(const struct cg *cg, const char *resource, int *h)
 {
-	int id = resource ? res_find(resource) : -1;
+	int id = resource ? res_find(resource) : -1, ctrl, k;
+	const struct res_desc *d;
 
-	for (size_t i = 0; id >= 0 && i < ARRAY_SIZE(resources); i++) {
-		const struct res_desc *d = &resources[i];
-		int k;
-		if (d->id != (enum res_id)id)
-			continue;
-		if (res_key(d->id)->ctrl < 0) {
-			/* the filter goes on the slot's cgroup2 directory, on v2
-			 * and hybrid alike */
-			if (cg->track < 0 || !cg->ops->devices)
-				return NULL;
-			*h = cg->track;
-			return d;
-		}
-		k = cg->ctrl_hier[res_key(d->id)->ctrl];
-		if (k < 0 || (!cg->hier[k].v2 && !d->v1set))
+	if (id < 0)
+		return NULL;
+	d = &resources[id]; /* in the order of res.h's ids */
+	ctrl = res_key(d->id)->ctrl;
+	if (ctrl < 0) {
+		/* the filter goes on the slot's cgroup2 directory, on v2
+		 * and hybrid alike */
+		if (cg->track < 0 || !cg->ops->devices)
 			return NULL;
-		if (!cg->hier[k].v2 && d->v1set == v1_memory_swap_max && !v1_swap_accounted(cg, k))
-			return NULL;
-		*h = k;
+		*h = cg->track;
 		return d;
 	}
-	return NULL;
+	k = cg->ctrl_hier[ctrl];
+	if (k < 0 || (!cg->hier[k].v2 && !d->v1set))
+		return NULL;
+	if (!cg->hier[k].v2 && d->v1set == v1_memory_swap_max && !v1_swap_accounted(cg, k))
+		return NULL;
+	*h = k;
+	return d;
 }
 
 bool cg_resource_supported(const struct cg *cg, const char *name)
@@ -264,6 +262,7 @@ static bool value_sane(const char *v)
 int cg_slot_set(struct cg *cg, const char *name, const char *resource, const char *value)
 {
 	const struct res_desc *d;
+	const struct res_key *key;
 	int h, r = cg_name_valid(name);
 
 	if (r < 0)
@@ -271,28 +270,31 @@ int cg_slot_set(struct cg *cg, const char *name, const char *resource, const cha
 	d = res_usable(cg, resource, &h);
 	if (!d)
 		return -EOPNOTSUPP;
+	key = res_key(d->id);
 	/* "" only to give a cpuset the parent's CPUs or memory nodes again,
 	 * or to take a device filter away */
-	if (!value || (*value ? !value_sane(value) : res_key(d->id)->ctrl >= 0 && cg_ctrls[res_key(d->id)->ctrl].bit != CG_CTRL_CPUSET))
+	if (!value || (*value ? !value_sane(value) : key->ctrl >= 0 && cg_ctrls[key->ctrl].bit != CG_CTRL_CPUSET))
 		return -EINVAL;
-	if (res_key(d->id)->ctrl < 0) {
+	if (key->ctrl < 0) {
 		char dir[PATH_MAX];
 		r = cg_hpath(cg, h, name, NULL, dir);
 		return r < 0 ? r : cg->ops->devices(cg->ctx, dir, strcmp(value, "none") == 0 ? "" : value);
 	}
 	if (!cg->hier[h].v2)
 		return d->v1set(cg, h, name, value);
-	return slot_write(cg, h, name, res_key(d->id)->name, value);
+	return slot_write(cg, h, name, key->name, value);
 }
 
 /* the files a resource's value lives in on hierarchy h, in the order they
  * are written back */
 static size_t res_files(const struct cg *cg, int h, const struct res_desc *d, const char *files[2])
 {
-	if (res_key(d->id)->ctrl < 0)
+	const struct res_key *key = res_key(d->id);
+
+	if (key->ctrl < 0)
 		return 0; /* a filter is not read back: see pool_attach.c */
 	if (cg->hier[h].v2) {
-		files[0] = res_key(d->id)->name;
+		files[0] = key->name;
 		return 1;
 	}
 	if (d->v1set == v1_memory_max) {

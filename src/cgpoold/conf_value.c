@@ -607,9 +607,12 @@ static const struct resdef {
 
 unsigned conf_res_ctrl(const char *name)
 {
-	int id = res_find(name);
+	int id = res_find(name), ctrl;
 
-	return id < 0 ? 0 : res_key((unsigned)id)->ctrl < 0 ? CONF_RES_NOCTRL : 1U << res_key((unsigned)id)->ctrl;
+	if (id < 0)
+		return 0;
+	ctrl = res_key((unsigned)id)->ctrl;
+	return ctrl < 0 ? CONF_RES_NOCTRL : 1U << ctrl;
 }
 
 int conf_res_parse(const char *name, const char *v, char *out, size_t outlen, char *err, size_t errlen)

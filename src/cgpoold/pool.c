@@ -19,8 +19,6 @@
 
 #define POLL_INTERVAL 1.0 /* s, population polling where no cgroup.events exists */
 
-
-
 static void scrub_done(int r, void *arg);
 static bool same_arg(void *arg, void *ud);
 

@@ -58,9 +58,7 @@ static void holder_unwatch(struct pool *p, struct holder *h)
 static void holder_free(struct pool *p, struct holder *h)
 {
 	holder_unwatch(p, h);
-	if (h->pidfd >= 0)
-		close(h->pidfd);
-	free(h);
+	slot_holder_free(h);
 }
 
 /* is the holder being watched, by its pidfd or by polling? */

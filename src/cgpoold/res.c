@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <string.h>
 
-
 static const struct res_key keys[RES_NKEYS] = {
 	[RES_MEMORY_MAX] = { "memory.max", 0, "max" },
 	[RES_MEMORY_HIGH] = { "memory.high", 0, "max" },

@@ -296,10 +296,13 @@ const struct run *slot_last_run(const struct slot *s)
 
 struct tenant *slot_tenant_new(struct slot *s)
 {
-	struct tenant *t = s->tenant ? s->tenant : calloc(1, sizeof(*t));
+	struct tenant *t;
 
-	if (!t || s->tenant)
-		return t;
+	if (s->tenant)
+		return s->tenant;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
 	t->release = true;
 	ev_timer_init(&t->kill_timer, NULL, 0., 0.);
 	s->tenant = t;
@@ -329,6 +332,13 @@ struct holder *slot_holder_add(struct slot *s, pid_t pid, uint64_t start)
 	return h;
 }
 
+void slot_holder_free(struct holder *h)
+{
+	if (h->pidfd >= 0)
+		close(h->pidfd);
+	free(h);
+}
+
 void slot_tenant_free(struct slot *s)
 {
 	struct tenant *t = s->tenant;
@@ -338,9 +348,7 @@ void slot_tenant_free(struct slot *s)
 	while (t->holders) {
 		struct holder *h = t->holders;
 		t->holders = h->next;
-		if (h->pidfd >= 0)
-			close(h->pidfd);
-		free(h);
+		slot_holder_free(h);
 	}
 	free(t->job);
 	free(t->devices);

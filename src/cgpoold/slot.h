@@ -57,13 +57,11 @@ const char *slot_event_name(enum slot_event ev);
 #define SLOT_PREFIX "slot-" /* a slot's directory: slot-<id> */
 #define SLOT_RECENT_RUNS 8
 
-struct pool;
-struct retire_result;
-
 #define SLOT_NAME_MAX 32
 #define CLASS_NAME_MAX 64
 
 struct pool;
+struct retire_result;
 struct slot;
 
 /* A process that holds a job on this node (pool_tenant.c) */
@@ -140,6 +138,8 @@ const struct run *slot_last_run(const struct slot *s);
  * watching) and its holders, closing their pidfds. */
 struct tenant *slot_tenant_new(struct slot *s);
 struct holder *slot_holder_add(struct slot *s, pid_t pid, uint64_t start);
+/* a holder none of whose watchers runs, out of its tenant's list: its pidfd closed */
+void slot_holder_free(struct holder *h);
 void slot_tenant_free(struct slot *s);
 
 /* ---- supervised jobs ([job KEY] with exec): the job's own state beside its
