@@ -3,7 +3,7 @@
  * where output goes. Parsers are pure, like those of conf_value.c. */
 #include "config.h"
 
-#include "argv.h"
+#include "conf_argv.h"
 #include "conf_value.h"
 #include "util.h"
 

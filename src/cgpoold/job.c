@@ -20,9 +20,9 @@
 #include <unistd.h>
 
 #include "job_exec.h"
-#include "joblog.h"
+#include "job_log.h"
 #include "log.h"
-#include "spawn.h"
+#include "job_spawn.h"
 #include "util.h"
 
 #define KILL_AGAIN_S 0.1 /* SIGKILL rounds until the slot is empty (no cgroup.kill) */

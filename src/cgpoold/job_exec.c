@@ -1,5 +1,5 @@
 /* job_exec.c - what a supervised job's process gets, resolved before the
- * fork (the child only makes system calls: spawn.c). */
+ * fork (the child only makes system calls: job_spawn.c). */
 #include "config.h"
 
 #include "job_exec.h"
@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "argv.h"
+#include "conf_argv.h"
 
 #define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 #define MAX_GROUPS 1024

@@ -9,7 +9,7 @@
 #include <sys/types.h>
 
 #include "conf.h"
-#include "spawn.h"
+#include "job_spawn.h"
 
 struct job_exec {
 	/* the process to start, as spawn_start takes it: its program, argv,

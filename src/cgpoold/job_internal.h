@@ -4,7 +4,7 @@
 #define CGPOOL_JOB_INTERNAL_H
 
 #include "job.h"
-#include "joblog.h"
+#include "job_log.h"
 
 #include <limits.h>
 

@@ -13,13 +13,13 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include "auth.h"
+#include "varlink_auth.h"
 #include "cg.h"
-#include "dying.h"
+#include "metrics_dying.h"
 #include "job.h"
 #include "log.h"
 #include "metrics.h"
-#include "probe.h"
+#include "retire_probe.h"
 #include "res.h"
 #include "retire.h"
 #include "util.h"

@@ -6,8 +6,8 @@
 
 #include "pool.h"
 #include "retire.h"
-#include "stall.h"
-#include "dying.h"
+#include "metrics_stall.h"
+#include "metrics_dying.h"
 #include "work.h"
 
 struct metrics_in {

@@ -62,17 +62,13 @@ struct slot *pool_slot_from(struct pool *p, unsigned id)
 /* "slot-<n>" by its id */
 struct slot *pool_find_name(struct pool *p, const char *name)
 {
-	char *end;
-	unsigned long id;
+	unsigned id;
 	struct slot *s;
 
-	if (strncmp(name, SLOT_PREFIX, strlen(SLOT_PREFIX)) != 0)
+	if (slot_name_id(name, &id) < 0)
 		return NULL;
-	id = strtoul(name + strlen(SLOT_PREFIX), &end, 10);
-	if (*end || id > UINT_MAX)
-		return NULL;
-	s = pool_slot_from(p, (unsigned)id);
-	return s && strcmp(s->name, name) == 0 ? s : NULL;
+	s = pool_slot_from(p, id); /* the first slot from id on */
+	return s && s->id == id ? s : NULL;
 }
 
 int pool_foreach(struct pool *p, int (*fn)(struct slot *s, void *ud), void *ud)

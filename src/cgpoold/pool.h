@@ -115,7 +115,7 @@ int pool_retire(struct pool *p, const char *key, enum retire_mode mode, retire_d
  * released, run ended) less than idle_timeout ago is never taken. Returns
  * how many were handed to retirement. */
 unsigned pool_shrink(struct pool *p, unsigned n);
-/* Memory pressure on the pool root (pressure.h's trigger): a quarter of the
+/* Memory pressure on the pool root (cg_pressure.h's trigger): a quarter of the
  * idle and spare warm slots, and one more, handed to retirement; logged */
 unsigned pool_pressure(struct pool *p);
 /* the last retirements, newest first; returns how many were copied */

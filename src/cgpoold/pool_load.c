@@ -15,13 +15,12 @@
 static int adopt_dir(const char *name, void *ud)
 {
 	struct pool *p = ud;
-	char *end;
-	unsigned long id = strtoul(name + strlen(SLOT_PREFIX), &end, 10);
+	unsigned id;
 	struct slot *s;
 
-	if (*end || end == name + strlen(SLOT_PREFIX) || id > MAX_SLOTS_HARD * 16UL)
+	if (slot_name_id(name, &id) < 0 || id > MAX_SLOTS_HARD * 16UL)
 		return 0; /* not a slot of ours */
-	s = pool_slot_alloc(p, (unsigned)id);
+	s = pool_slot_alloc(p, id);
 	if (!s || pool_insert(p, s) < 0) {
 		free(s);
 		return -ENOMEM;

@@ -6,7 +6,7 @@
  * draining (mode drain: reclaim in bounded steps until the slot holds no LRU
  * pages or drain_timeout) -> rmdir (EBUSY retried, bounded) -> verifying (the
  * dying-memcg witnesses of cg_dying() polled with backoff until the group is
- * freed or verify_timeout) -> an outcome. The LRU-reparenting probe (probe.c)
+ * freed or verify_timeout) -> an outcome. The LRU-reparenting probe (retire_probe.c)
  * is verified by the same machinery. With a work pool (retire_set_work) the
  * kernel writes that can block (rmdir, each reclaim step) run on a worker
  * thread; the retirement stays in its phase meanwhile, and the result comes back
@@ -92,7 +92,7 @@ int retire_resume(struct retire *r, const char *name, const char *key, enum reti
  * done; -ENOENT: no such retirement. */
 int retire_cancel(struct retire *r, const char *name);
 
-/* The kernel's LRU reparenting as the probe (probe.h) last found it, and
+/* The kernel's LRU reparenting as the probe (retire_probe.h) last found it, and
  * whether a probe is running: while it runs and the verdict is unknown,
  * retirements in auto mode wait for it. */
 enum lru_reparenting retire_lru_reparenting(const struct retire *r, const char **why);
@@ -104,7 +104,7 @@ const char *retire_outcome_name(enum retire_outcome o);
 
 
 
-/* ---- for probe.c: a removal verified like a retirement, outside the rate
+/* ---- for retire_probe.c: a removal verified like a retirement, outside the rate
  * limit, with its own verify timeout; that a probe runs (no kick: the
  * verdict follows); and the probe's verdict, which starts the auto
  * retirements that waited for it. */

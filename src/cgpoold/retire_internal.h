@@ -98,7 +98,7 @@ struct retire {
 	bool verifying; /* verify_cb is attributing a reading: kick waits for it */
 	enum lru_reparenting lru;
 	char lru_why[1200];
-	bool probing;       /* an LRU probe runs (probe.c says so) */
+	bool probing;       /* an LRU probe runs (retire_probe.c says so) */
 	struct work *work;  /* NULL: kernel writes run on the loop */
 	unsigned writes;    /* in flight on the work pool */
 	unsigned rmdirs;    /* of which rmdirs */

@@ -4,9 +4,11 @@
 #include "slot.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
 #include <unistd.h>
 
 #define OK 0
@@ -354,4 +356,26 @@ void slot_tenant_free(struct slot *s)
 	free(t->devices);
 	free(t);
 	s->tenant = NULL;
+}
+
+int slot_name_id(const char *name, unsigned *id)
+{
+	const char *digits;
+	unsigned long v;
+	char *end, canon[SLOT_NAME_MAX];
+
+	if (strncmp(name, SLOT_PREFIX, strlen(SLOT_PREFIX)) != 0)
+		return -EINVAL;
+	digits = name + strlen(SLOT_PREFIX);
+	if (*digits < '0' || *digits > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoul(digits, &end, 10);
+	if (*end || errno || v > UINT_MAX)
+		return -EINVAL;
+	snprintf(canon, sizeof(canon), SLOT_PREFIX "%lu", v);
+	if (strcmp(canon, name) != 0)
+		return -EINVAL; /* slot-007 is not slot-7's directory */
+	*id = (unsigned)v;
+	return 0;
 }

@@ -58,6 +58,11 @@ const char *slot_event_name(enum slot_event ev);
 #define SLOT_RECENT_RUNS 8
 
 #define SLOT_NAME_MAX 32
+
+/* The id of a slot's directory name: exactly SLOT_PREFIX "%u" (no sign, no
+ * leading zero, nothing after), or -EINVAL. The one reader of slot names:
+ * the pool's lookups, adoption at start-up and the state file use it. */
+int slot_name_id(const char *name, unsigned *id);
 #define CLASS_NAME_MAX 64
 
 struct pool;

@@ -60,24 +60,6 @@ static int run_from_json(json_t *j, struct run *r)
 	return 0;
 }
 
-/* "slot-<n>" */
-static int slot_name_id(const char *name, unsigned *id)
-{
-	const char *digits = name + strlen(SLOT_PREFIX);
-	unsigned long v;
-	char *end;
-
-	if (strncmp(name, SLOT_PREFIX, strlen(SLOT_PREFIX)) != 0 || !isdigit((unsigned char)*digits) ||
-	    strlen(name) >= SLOT_NAME_MAX)
-		return -EINVAL;
-	errno = 0;
-	v = strtoul(digits, &end, 10);
-	if (*end || errno || v > UINT_MAX)
-		return -EINVAL;
-	*id = (unsigned)v;
-	return 0;
-}
-
 static int slot_fields(struct slot *s, const char *name, const char *key, const char *cls, const char *state,
 		       json_int_t runs, const char **why)
 {

@@ -4,7 +4,7 @@
 
 #include "varlink_internal.h"
 
-#include "auth.h"
+#include "varlink_auth.h"
 #include "log.h"
 
 #include <errno.h>

@@ -71,7 +71,7 @@
  *       parent's local counters at rmdir (v1 parent's cache/rss grow; v2
  *       memory.stat shows no change) and it is freed after the lag; but
  *       when it held dirty pages, their writeback still pins it until
- *       cgsim_writeback (why probe.c writes its pages back before rmdir).
+ *       cgsim_writeback (why retire_probe.c writes its pages back before rmdir).
  *   CGSIM_PIN (older): with charges it stays dying until they reach 0
  *       (memory.reclaim / memory.force_empty on an ancestor, cgsim_drop_cache,
  *       cgsim_drop_anon), then is freed after the lag; without charges it is
@@ -148,7 +148,7 @@ struct cgsim_opts {
 				   * mkdir fails -ENOSPC; 65535 */
 	bool adopt_real;          /* writing the pid of a real process the sim does not know
 				   * to a cgroup.procs adopts it (code under test that forks
-				   * its own children, like probe.c's writer); it leaves the
+				   * its own children, like retire_probe.c's writer); it leaves the
 				   * sim once reaped. false: -ESRCH, as for any unknown pid */
 };
 

@@ -9,7 +9,7 @@
 
 #include <errno.h>
 
-#include "auth.h"
+#include "varlink_auth.h"
 #include "conf.h"
 
 static void test_namespace(void **state)

@@ -1,6 +1,6 @@
 /* unit tests: log lines as journal entries (fields per event, the journal
  * replaced by a capture), the stderr form with levels, the JOURNAL_STREAM
- * rule, the STATUS= text of notify.c */
+ * rule, the STATUS= text of sd_notify.c */
 #include "config.h"
 
 #include <stdarg.h>
@@ -19,7 +19,7 @@
 
 #include "capture.h"
 #include "log.h"
-#include "notify.h"
+#include "sd_notify.h"
 
 /* the last entry sent, its fields joined with '\n' */
 static char entry[4096];

@@ -1,6 +1,6 @@
-/* unit tests: the retirement engine (retire.c, probe.c, cg_dying.c) driven
+/* unit tests: the retirement engine (retire.c, retire_probe.c, cg_dying.c) driven
  * directly on the simulated cgroupfs of cgsim.c, with libev's default loop
- * (probe.c reaps its writer with ev_child). Each verdict is checked against
+ * (retire_probe.c reaps its writer with ev_child). Each verdict is checked against
  * what the sim's kernel did with the removed group: CGSIM_REPARENT moves its
  * pages to the parent and frees it, CGSIM_PIN keeps it dying while it holds
  * pages. The v2 layout is judged by the root's cgroup.stat; the hybrid one
@@ -26,7 +26,7 @@
 #include "capture.h"
 #include "cgsim.h"
 #include "log.h"
-#include "probe.h"
+#include "retire_probe.h"
 #include "retire.h"
 #include "retire_internal.h"
 #include "simclock.h"
@@ -188,7 +188,7 @@ static void env_open_prm(struct env *e)
 		o.subsys_lag = e->prm->subsys_lag;
 	}
 	o.dying_subsys_stat = !e->prm->no_subsys_stat;
-	o.adopt_real = true; /* probe.c's writer */
+	o.adopt_real = true; /* retire_probe.c's writer */
 	env_open(e, &o, true);
 }
 

@@ -220,6 +220,26 @@ static void test_job_names(void **state)
 	assert_int_equal(job_state_parse("zombie", &s), -EINVAL);
 }
 
+/* Slot directory names: only the canonical form is a slot's, whichever of
+ * the pool, adoption at start-up or the state file reads it */
+static void test_slot_name_id(void **state)
+{
+	static const char *const bad[] = { "slot-", "slot-007", "slot-+7", "slot- 7", "slot--7", "slot-7x",
+					   "slot-4294967296", "slot-99999999999999999999", "Slot-7", "slot7", "" };
+	unsigned id = 1234;
+
+	(void)state;
+	assert_int_equal(slot_name_id("slot-0", &id), 0);
+	assert_int_equal(id, 0);
+	assert_int_equal(slot_name_id("slot-4294967295", &id), 0);
+	assert_int_equal(id, 4294967295u);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		id = 1234;
+		assert_int_equal(slot_name_id(bad[i], &id), -EINVAL);
+		assert_int_equal(id, 1234);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -227,6 +247,7 @@ int main(void)
 		cmocka_unit_test(test_retire), cmocka_unit_test(test_nonsense_events), cmocka_unit_test(test_names),
 		cmocka_unit_test(test_job_lifecycle), cmocka_unit_test(test_job_stop), cmocka_unit_test(test_job_names),
 		cmocka_unit_test(test_restore), cmocka_unit_test(test_unretire), cmocka_unit_test(test_table_complete),
+		cmocka_unit_test(test_slot_name_id),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,5 +1,5 @@
-/* unit tests: job command lines (argv.c) and starting a job's process
- * (spawn.c): real processes, and a real cgroup v2 directory where there is
+/* unit tests: job command lines (conf_argv.c) and starting a job's process
+ * (job_spawn.c): real processes, and a real cgroup v2 directory where there is
  * one to make below our own */
 #include "config.h"
 
@@ -20,9 +20,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "argv.h"
-#include "joblog.h"
-#include "spawn.h"
+#include "conf_argv.h"
+#include "job_log.h"
+#include "job_spawn.h"
 
 /* ---- argv */
 

@@ -1,6 +1,6 @@
 /* unit tests: the worker threads of work.c (completion on the loop thread,
  * exactly once; cancel; free with items queued; the bounded queue) and the
- * loop stall histogram of stall.c */
+ * loop stall histogram of metrics_stall.c */
 #include "config.h"
 
 #include <stdarg.h>
@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "stall.h"
+#include "metrics_stall.h"
 #include "util.h"
 #include "work.h"
 

@@ -1,7 +1,7 @@
-/* auth.c - the rules for callers that are neither root nor in socket_group */
+/* varlink_auth.c - the rules for callers that are neither root nor in socket_group */
 #include "config.h"
 
-#include "auth.h"
+#include "varlink_auth.h"
 
 #include <errno.h>
 #include <fnmatch.h>

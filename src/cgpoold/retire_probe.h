@@ -1,8 +1,8 @@
-/* probe.h - does the running kernel reparent LRU pages when a memory cgroup
+/* retire_probe.h - does the running kernel reparent LRU pages when a memory cgroup
  * is removed? Found by experiment: a probe cgroup charged with page cache is
  * removed and watched, never guessed from the version string. */
-#ifndef CGPOOL_PROBE_H
-#define CGPOOL_PROBE_H
+#ifndef CGPOOL_RETIRE_PROBE_H
+#define CGPOOL_RETIRE_PROBE_H
 
 #include <ev.h>
 #include <stdbool.h>

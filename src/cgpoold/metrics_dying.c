@@ -1,7 +1,7 @@
-/* dying.c - the dying-memcg count for reports, read on a worker thread */
+/* metrics_dying.c - the dying-memcg count for reports, read on a worker thread */
 #include "config.h"
 
-#include "dying.h"
+#include "metrics_dying.h"
 
 #include <errno.h>
 #include <stdbool.h>

@@ -1,4 +1,4 @@
-/* pressure.c - memory pressure on the pool root, from a PSI trigger.
+/* cg_pressure.c - memory pressure on the pool root, from a PSI trigger.
  *
  * A PSI trigger signals with POLLPRI, and a PSI file is always readable, so
  * libev's EV_READ cannot watch it directly: an epoll set asks for EPOLLPRI
@@ -6,7 +6,7 @@
  * when the trigger fired. */
 #include "config.h"
 
-#include "pressure.h"
+#include "cg_pressure.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,6 +1,6 @@
-/* spawn.h - starting a job's process inside its slot */
-#ifndef CGPOOL_SPAWN_H
-#define CGPOOL_SPAWN_H
+/* job_spawn.h - starting a job's process inside its slot */
+#ifndef CGPOOL_JOB_SPAWN_H
+#define CGPOOL_JOB_SPAWN_H
 
 #include <stdbool.h>
 #include <stddef.h>

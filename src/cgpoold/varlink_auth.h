@@ -1,9 +1,9 @@
-/* auth.h - the rules for callers that are neither root nor in socket_group:
+/* varlink_auth.h - the rules for callers that are neither root nor in socket_group:
  * which keys are theirs, how many slots and connections they may hold. Pure
  * functions of their arguments, so they can be tested alone; varlink.c judges
  * the credentials, manager.c and pool.c apply the rules. */
-#ifndef CGPOOL_AUTH_H
-#define CGPOOL_AUTH_H
+#ifndef CGPOOL_VARLINK_AUTH_H
+#define CGPOOL_VARLINK_AUTH_H
 
 #include <stdbool.h>
 #include <sys/types.h>

@@ -1,6 +1,6 @@
-/* pressure.h - memory pressure on the pool root, from a PSI trigger */
-#ifndef CGPOOL_PRESSURE_H
-#define CGPOOL_PRESSURE_H
+/* cg_pressure.h - memory pressure on the pool root, from a PSI trigger */
+#ifndef CGPOOL_CG_PRESSURE_H
+#define CGPOOL_CG_PRESSURE_H
 
 #include <ev.h>
 

@@ -1,11 +1,11 @@
-/* joblog.c - a supervised job's output, line by line, into the log.
+/* job_log.c - a supervised job's output, line by line, into the log.
  *
  * The read end of the job's pipe is non-blocking in the loop; a line is
  * written when its newline comes, or when JOBLOG_LINE_MAX bytes have come
  * without one, or at end of file. */
 #include "config.h"
 
-#include "joblog.h"
+#include "job_log.h"
 #include "log.h"
 
 #include <errno.h>

@@ -1,6 +1,6 @@
-/* joblog.h - a supervised job's output, line by line, into the log */
-#ifndef CGPOOL_JOBLOG_H
-#define CGPOOL_JOBLOG_H
+/* job_log.h - a supervised job's output, line by line, into the log */
+#ifndef CGPOOL_JOB_LOG_H
+#define CGPOOL_JOB_LOG_H
 
 #include <ev.h>
 

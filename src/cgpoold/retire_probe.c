@@ -1,4 +1,4 @@
-/* probe.c - does the running kernel reparent LRU pages on cgroup removal?
+/* retire_probe.c - does the running kernel reparent LRU pages on cgroup removal?
  *
  * A child process enters a probe cgroup, writes PROBE_BYTES to an unlinked
  * file and writes them back (dirty pages pin a memcg through writeback
@@ -18,7 +18,7 @@
  * round with a memfd, which has no writeback, and that round decides. */
 #include "config.h"
 
-#include "probe.h"
+#include "retire_probe.h"
 
 #include <errno.h>
 #include <fcntl.h>

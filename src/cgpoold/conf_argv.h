@@ -1,10 +1,10 @@
-/* argv.h - command lines of supervised jobs */
-#ifndef CGPOOL_ARGV_H
-#define CGPOOL_ARGV_H
+/* conf_argv.h - command lines of supervised jobs */
+#ifndef CGPOOL_CONF_ARGV_H
+#define CGPOOL_CONF_ARGV_H
 
 #include <stddef.h>
 
-/* Split s into words like a POSIX shell, without expansion (argv.c says the
+/* Split s into words like a POSIX shell, without expansion (conf_argv.c says the
  * rules). On success *out is a NULL-terminated array (argv_free) and the
  * number of words (>= 1) is returned; else -EINVAL with *why saying what is
  * wrong (unterminated quote, trailing backslash, no command) or -ENOMEM. */

@@ -1,7 +1,7 @@
-/* stall.h - a histogram of event loop iterations (how long the loop ran
+/* metrics_stall.h - a histogram of event loop iterations (how long the loop ran
  * callbacks between two waits), with Prometheus bucket bounds */
-#ifndef CGPOOL_STALL_H
-#define CGPOOL_STALL_H
+#ifndef CGPOOL_METRICS_STALL_H
+#define CGPOOL_METRICS_STALL_H
 
 #include <ev.h>
 #include <stdbool.h>

@@ -1,11 +1,11 @@
-/* dying.h - the dying-memcg count that status and metrics report.
+/* metrics_dying.h - the dying-memcg count that status and metrics report.
  *
  * On v1 reading it walks the whole memory hierarchy (cg_dying), which at
  * thousands of slots takes tens of milliseconds: reports take the last
  * reading, and a reading older than a second is refreshed on a worker
  * thread for the next report. Retirement reads the witness itself, fresh. */
-#ifndef CGPOOL_DYING_H
-#define CGPOOL_DYING_H
+#ifndef CGPOOL_METRICS_DYING_H
+#define CGPOOL_METRICS_DYING_H
 
 #include "cg.h"
 

@@ -1,4 +1,4 @@
-/* argv.c - a command line split into words the way a POSIX shell splits it,
+/* conf_argv.c - a command line split into words the way a POSIX shell splits it,
  * without any expansion, and a program name looked up in PATH.
  *
  * Words are separated by blanks (space, tab, newline) outside quotes.
@@ -10,7 +10,7 @@
  * the like are ordinary characters: nothing is expanded. */
 #include "config.h"
 
-#include "argv.h"
+#include "conf_argv.h"
 
 #include <errno.h>
 #include <stdbool.h>

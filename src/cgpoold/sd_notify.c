@@ -1,7 +1,7 @@
-/* notify.c - telling the service manager how the daemon is (sd_notify(3)) */
+/* sd_notify.c - telling the service manager how the daemon is (sd_notify(3)) */
 #include "config.h"
 
-#include "notify.h"
+#include "sd_notify.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-/* notify.h - telling the service manager how the daemon is (sd_notify(3)).
+/* sd_notify.h - telling the service manager how the daemon is (sd_notify(3)).
  *
  * READY=1 once the pool is usable, with a STATUS= line that is kept current
  * (sent from the loop when its text changes, at most once a second),
@@ -6,8 +6,8 @@
  * stuck sends nothing), RELOADING=1 with MONOTONIC_USEC= at the start of a
  * reload and READY=1 at its end, STOPPING=1. Without NOTIFY_SOCKET nothing
  * is sent and no watcher runs. */
-#ifndef CGPOOL_NOTIFY_H
-#define CGPOOL_NOTIFY_H
+#ifndef CGPOOL_SD_NOTIFY_H
+#define CGPOOL_SD_NOTIFY_H
 
 #include <ev.h>
 #include <stdbool.h>

@@ -1,7 +1,7 @@
-/* stall.c - a histogram of event loop iterations (see stall.h) */
+/* metrics_stall.c - a histogram of event loop iterations (see metrics_stall.h) */
 #include "config.h"
 
-#include "stall.h"
+#include "metrics_stall.h"
 
 #include "util.h"
 

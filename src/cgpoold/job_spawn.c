@@ -1,4 +1,4 @@
-/* spawn.c - starting a job's process inside its slot.
+/* job_spawn.c - starting a job's process inside its slot.
  *
  * Where the caller gives a cgroup v2 directory, the child is born in it:
  * clone3() with CLONE_INTO_CGROUP (5.7+). Where the caller gives a place()
@@ -14,7 +14,7 @@
  * program runs. */
 #include "config.h"
 
-#include "spawn.h"
+#include "job_spawn.h"
 
 #include <errno.h>
 #include <fcntl.h>
