@@ -4,10 +4,12 @@
 # For make check (TESTS) and `make check-vm KERNEL=...`. Installs the build
 # into a temporary DESTDIR and boots each kernel under qemu with run-vm.sh,
 # running smoke.sh (the harness's self-test) and the integration tests in
-# the guest, on pure cgroup v2.
+# the guest.
 #
-# Kernels: the arguments, else $CGPOOL_VM_KERNEL, else `stable unstable`.
-# `stable` and `unstable` are fetched by fetch-kernels.sh into
+# Kernels: the arguments, else $CGPOOL_VM_KERNEL, else
+# `bullseye:v1 bullseye:v2 stable unstable`, each KERNEL[:LAYOUT] with
+# LAYOUT v2 (pure cgroup v2, the default) or v1 (pure cgroup v1).
+# `stable`, `unstable` and `bullseye` are fetched by fetch-kernels.sh into
 # ${CGPOOL_VM_CACHE:-/var/cache/cgpool-vm} (network only on the first run);
 # anything else is a vmlinuz file or a kernel directory as fetch-kernels.sh
 # writes them.
@@ -27,7 +29,7 @@ CACHE=${CGPOOL_VM_CACHE:-/var/cache/cgpool-vm}
 
 [ "${CGPOOL_VM:-yes}" != no ] || { say "SKIP: CGPOOL_VM=no"; exit 77; }
 [ "$(id -u)" = 0 ] || { say "SKIP: needs root (qemu, apt-get, the kernel cache)"; exit 77; }
-[ $# -gt 0 ] || set -- ${CGPOOL_VM_KERNEL:-stable unstable}
+[ $# -gt 0 ] || set -- ${CGPOOL_VM_KERNEL:-bullseye:v1 bullseye:v2 stable unstable}
 
 # ---- the build, installed
 [ -f "$top_builddir/Makefile" ] || { say "ERROR: no Makefile in $top_builddir (set top_builddir)"; exit 99; }
@@ -57,13 +59,16 @@ fi
 # ---- each kernel
 . "$here/results.sh"
 run_kernel() {
-	case $1 in
-	stable | unstable)
-		sh "$here/fetch-kernels.sh" "$CACHE" "$1" || return 77
-		kernel=$CACHE/$1
+	kname=${1%:v[12]}
+	layout=${1#"$kname"}
+	layout=${layout#:}
+	case $kname in
+	stable | unstable | bullseye)
+		sh "$here/fetch-kernels.sh" "$CACHE" "$kname" || return 77
+		kernel=$CACHE/$kname
 		;;
-	*) kernel=$1 ;;
+	*) kernel=$kname ;;
 	esac
-	sh "$here/run-vm.sh" "$kernel" $payloads
+	CGPOOL_VM_LAYOUT=${layout:-v2} sh "$here/run-vm.sh" "$kernel" $payloads
 }
 vm_each_kernel check-vm run_kernel "$@"

@@ -1,12 +1,17 @@
 #!/bin/sh
-# fetch-kernels.sh CACHE_DIR [stable] [unstable]
+# fetch-kernels.sh CACHE_DIR [stable] [unstable] [bullseye]
 #
-# Obtains and caches the kernels the VM tests boot (both by default):
+# Obtains and caches the kernels the VM tests boot (stable and unstable by
+# default):
 #   stable    Debian stable's linux-image-amd64 (the machine's own apt sources)
 #   unstable  the newest linux-binary-*-cloud-amd64 of Debian unstable, through
 #             a private apt configuration derived from the machine's own
 #             sources (suite changed to sid); the system's apt state is not
 #             touched
+#   bullseye  the newest linux-image-5.10.*-cloud-amd64 of Debian 11, the
+#             same way with the suite changed to bullseye (the oldest
+#             kernel the archive still serves: no cgroup.kill, memory.peak,
+#             memory.reclaim, SO_PEERPIDFD)
 # Packages are unpacked with dpkg -x, never installed. Each kernel ends up in
 # CACHE_DIR/<name>/ as
 #   vmlinuz         the kernel
@@ -25,12 +30,12 @@ MODULES_NEEDED="virtio_pci virtio_blk ext4"
 say() { echo "fetch-kernels: $*"; }
 warn() { echo "fetch-kernels: $*" >&2; }
 
-[ $# -ge 1 ] || { echo "usage: $0 CACHE_DIR [stable] [unstable]" >&2; exit 99; }
+[ $# -ge 1 ] || { echo "usage: $0 CACHE_DIR [stable] [unstable] [bullseye]" >&2; exit 99; }
 CACHE=$1
 shift
 [ $# -gt 0 ] || set -- stable unstable
 for k in "$@"; do
-	case $k in stable | unstable) ;; *) echo "$0: unknown kernel '$k' (stable or unstable)" >&2; exit 99 ;; esac
+	case $k in stable | unstable | bullseye) ;; *) echo "$0: unknown kernel '$k' (stable, unstable or bullseye)" >&2; exit 99 ;; esac
 done
 mkdir -p "$CACHE" || { warn "cannot create $CACHE"; exit 77; }
 CACHE=$(cd "$CACHE" && pwd)
@@ -165,11 +170,13 @@ fetch_stable() {
 	unpack "$t" && prepare "$t" && install_kernel stable "$t" || { rm -rf "$t"; return 1; }
 }
 
-# The private apt configuration for unstable, from the machine's own sources:
+# suite_apt_setup SUITE: the private apt configuration for another suite of
+# the machine's own archive (sid, bullseye), from the machine's own sources:
 # the stanza (or line) of the main archive, i.e. whose suite list starts with
-# the machine's codename, with the suite changed to sid.
-sid_apt_setup() {
-	a=$CACHE/apt-sid
+# the machine's codename, with the suite changed to SUITE.
+suite_apt_setup() {
+	suite=$1
+	a=$CACHE/apt-$suite
 	codename=$(. /etc/os-release 2> /dev/null && echo "${VERSION_CODENAME:-}")
 	[ -n "$codename" ] || { warn "unstable: no VERSION_CODENAME in /etc/os-release"; return 1; }
 	mkdir -p "$a/sources.list.d" "$a/preferences.d" "$a/state/lists/partial" "$a/cache/archives/partial" || return 1
@@ -177,8 +184,8 @@ sid_apt_setup() {
 	src=${CGPOOL_VM_APT_SOURCES:-/etc/apt/sources.list.d/debian.sources}
 	rm -f "$a/sources.list.d/"*
 	if [ -f "$src" ] && [ "${src%.sources}" != "$src" ]; then
-		out=$a/sources.list.d/sid.sources
-		awk -v cn="$codename" 'BEGIN { RS = ""; ORS = "\n\n" }
+		out=$a/sources.list.d/$suite.sources
+		awk -v cn="$codename" -v suite="$suite" 'BEGIN { RS = ""; ORS = "\n\n" }
 			{
 				main = 0; out = ""
 				n = split($0, l, "\n")
@@ -187,7 +194,7 @@ sid_apt_setup() {
 					if (l[i] ~ /^Suites:/) {
 						split(l[i], s, /[ \t]+/)
 						if (s[2] == cn) main = 1
-						l[i] = "Suites: sid"
+						l[i] = "Suites: " suite
 					}
 					if (l[i] ~ /^Types:/) l[i] = "Types: deb"
 					out = out l[i] "\n"
@@ -196,23 +203,23 @@ sid_apt_setup() {
 			}' "$src" > "$out"
 	else
 		src=/etc/apt/sources.list
-		out=$a/sources.list.d/sid.list
-		[ -f "$src" ] && awk -v cn="$codename" '
+		out=$a/sources.list.d/$suite.list
+		[ -f "$src" ] && awk -v cn="$codename" -v suite="$suite" '
 			$1 == "deb" {
 				i = 2
 				if ($2 ~ /^\[/) { opts = ""; while ($i !~ /\]$/) { opts = opts $i " "; i++ } ; opts = opts $i " "; i++ }
-				if ($(i + 1) == cn) { print "deb " opts $i " sid main"; exit }
+				if ($(i + 1) == cn) { print "deb " opts $i " " suite " main"; exit }
 			}' "$src" > "$out"
 	fi
 	[ -s "$out" ] ||
-		{ warn "unstable: no apt source for '$codename' in $src to derive sid from"; return 1; }
+		{ warn "$suite: no apt source for '$codename' in $src to derive it from"; return 1; }
 	APT_OPTS="-o Dir::Etc::SourceList=/dev/null -o Dir::Etc::SourceParts=$a/sources.list.d
 		-o Dir::Etc::Preferences=/dev/null -o Dir::Etc::PreferencesParts=$a/preferences.d
 		-o Dir::State=$a/state -o Dir::State::status=$a/state/status -o Dir::Cache=$a/cache
 		-o Acquire::Languages=none"
 	apt-get -q $APT_OPTS update > "$a/update.log" 2>&1 &&
 		! grep -q -e '^E: ' -e '^W: Failed to fetch' "$a/update.log" ||
-		{ sed 's/^/    /' "$a/update.log" >&2; warn "unstable: apt-get update for sid failed"; return 1; }
+		{ sed 's/^/    /' "$a/update.log" >&2; warn "apt-get update for $suite failed"; return 1; }
 }
 
 # newest PKG... (on stdin, one a line): the one with the highest version
@@ -230,26 +237,40 @@ newest() {
 	echo "$best"
 }
 
+# fetch_suite_kernel NAME PKG: the kernel package PKG, with its modules and
+# base files (modules.builtin) where they are packaged apart, into CACHE/NAME
+fetch_suite_kernel() {
+	name=$1 pkg=$2
+	release=${pkg#linux-binary-}
+	release=${release#linux-image-}
+	pkgs=$pkg
+	for p in "linux-modules-$release" "linux-base-$release"; do
+		pkg_exists "$p" && pkgs="$pkgs $p"
+	done
+	t=$CACHE/.tmp-$name.$$
+	rm -rf "$t" && mkdir -p "$t"
+	dl "$t" $APT_OPTS download $pkgs || { warn "$name: apt-get download $pkgs failed"; rm -rf "$t"; return 1; }
+	for p in $pkgs; do echo "$p $(pkg_version "$p")"; done > "$t/package"
+	unpack "$t" && prepare "$t" && install_kernel "$name" "$t" || { rm -rf "$t"; return 1; }
+}
+
 fetch_unstable() {
-	sid_apt_setup || return 1
+	suite_apt_setup sid || return 1
 	# the kernel image alone (newer packaging), else the whole linux-image
 	pkg=$(apt-cache $APT_OPTS search --names-only '^linux-binary-.*-cloud-amd64$' |
 		awk '{ print $1 }' | grep -v -- '-unsigned-' | newest)
 	[ -n "$pkg" ] || pkg=$(apt-cache $APT_OPTS search --names-only '^linux-image-[0-9].*-cloud-amd64$' |
 		awk '{ print $1 }' | grep -v -- '-unsigned$' | newest)
 	[ -n "$pkg" ] || { warn "unstable: no linux-binary-*-cloud-amd64 nor linux-image-*-cloud-amd64 in sid"; return 1; }
-	release=${pkg#linux-binary-}
-	release=${release#linux-image-}
-	pkgs=$pkg
-	# modules and base files (modules.builtin) where they are packaged apart
-	for p in "linux-modules-$release" "linux-base-$release"; do
-		pkg_exists "$p" && pkgs="$pkgs $p"
-	done
-	t=$CACHE/.tmp-unstable.$$
-	rm -rf "$t" && mkdir -p "$t"
-	dl "$t" $APT_OPTS download $pkgs || { warn "unstable: apt-get download $pkgs failed"; rm -rf "$t"; return 1; }
-	for p in $pkgs; do echo "$p $(pkg_version "$p")"; done > "$t/package"
-	unpack "$t" && prepare "$t" && install_kernel unstable "$t" || { rm -rf "$t"; return 1; }
+	fetch_suite_kernel unstable "$pkg"
+}
+
+fetch_bullseye() {
+	suite_apt_setup bullseye || return 1
+	pkg=$(apt-cache $APT_OPTS search --names-only '^linux-image-5\.10\.[0-9.-]*-cloud-amd64$' |
+		awk '{ print $1 }' | grep -v -- '-unsigned$' | grep -v -- '-dbg$' | newest)
+	[ -n "$pkg" ] || { warn "bullseye: no linux-image-5.10.*-cloud-amd64 in bullseye"; return 1; }
+	fetch_suite_kernel bullseye "$pkg"
 }
 
 status=0

@@ -2,7 +2,7 @@
 # run-vm.sh KERNEL PAYLOAD...
 #
 # Boots KERNEL under qemu (software emulation) with an initramfs built here,
-# on pure cgroup v2, runs each PAYLOAD (a shell script) inside and turns the
+# on pure cgroup v2 (CGPOOL_VM_LAYOUT=v1: pure cgroup v1), runs each PAYLOAD (a shell script) inside and turns the
 # results into an exit status: 0 when every payload exited 0 or 77 (skipped),
 # 1 otherwise (the whole console log is printed then), 77 when the VM cannot
 # be run here (no qemu), 99 on a hard error (bad usage, initramfs not built).
@@ -17,10 +17,12 @@
 # The guest is busybox-static plus:
 #   CGPOOL_VM_DESTDIR  a `make install DESTDIR=...` tree, copied to / with the
 #                      shared libraries of every ELF file in it (ldd)
-#   top_srcdir         the source tree: its tests/ and conf/ are copied to
+#   top_srcdir         the source tree: its tests/, conf/ and bench/ are copied to
 #                      /src, and payloads under it run from there
 # Inside, /init mounts cgroup2 on /sys/fs/cgroup, enables +memory +pids for
-# the root's children and for /test, loads the virtio disk and ext4 modules,
+# the root's children and for /test (v1: a tmpfs there with cpuset,
+# cpu,cpuacct, blkio, memory, devices, freezer, pids and name=systemd each
+# on a hierarchy of its own, /test/runner in each), loads the virtio disk and ext4 modules,
 # mounts a fresh ext2 disk on /var/tmp (page cache there can be reclaimed,
 # unlike on tmpfs), and runs each payload in the leaf cgroup /test/runner with
 #   CGPOOLD CGPOOLCTL  the installed binaries (paths inside the guest)
@@ -203,7 +205,7 @@ CGPOOLCTL_G=$(guest_bin bin/cgpoolctl)
 SRC=${top_srcdir:-}
 if [ -n "$SRC" ]; then
 	SRC=$(cd "$SRC" && pwd) || hard "top_srcdir=$top_srcdir: no such directory"
-	for d in tests conf; do
+	for d in tests conf bench; do
 		[ -d "$SRC/$d" ] && cp -R "$SRC/$d" src/
 	done
 fi
@@ -236,6 +238,9 @@ done
 NPAYLOADS=$#
 
 TEST_TIMEOUT=${CGPOOL_VM_TEST_TIMEOUT:-240}
+LAYOUT=${CGPOOL_VM_LAYOUT:-v2}
+case $LAYOUT in v1 | v2) ;; *) hard "CGPOOL_VM_LAYOUT=$LAYOUT: v1 or v2" ;; esac
+echo "$LAYOUT" > vm/layout
 {
 	echo "export CGPOOLD='$CGPOOLD_G' CGPOOLCTL='$CGPOOLCTL_G'"
 	echo "export top_srcdir=/src TMPDIR=/var/tmp CGPOOL_TEST_CGROUP=/test"
@@ -262,7 +267,7 @@ rm -rf "$ROOT"
 # ---- boot
 VM_TIMEOUT=${CGPOOL_VM_TIMEOUT:-$((90 + NPAYLOADS * TEST_TIMEOUT))}
 LOG=$WORK/console.log
-say "booting $RELEASE with$( [ -n "$DESTDIR" ] || echo "out") the daemon, payloads:$NAMES (timeout ${VM_TIMEOUT}s)"
+say "booting $RELEASE ($LAYOUT) with$( [ -n "$DESTDIR" ] || echo "out") the daemon, payloads:$NAMES (timeout ${VM_TIMEOUT}s)"
 t0=$(date +%s)
 timeout -k 10 "$VM_TIMEOUT" qemu-system-x86_64 -accel tcg -m "${CGPOOL_VM_MEM:-512}" \
 	-nographic -no-reboot -monitor none -serial stdio \
@@ -277,5 +282,5 @@ t1=$(date +%s)
 # ---- results
 . "$HERE/results.sh"
 vm_results "$LOG" "$qrc"
-say "$RELEASE: boot and payloads took $((t1 - t0)) s (qemu exit $qrc)$summary"
+say "$RELEASE ($LAYOUT): boot and payloads took $((t1 - t0)) s (qemu exit $qrc)$summary"
 exit $status

@@ -1,10 +1,12 @@
 #!/bin/sh
 # smoke.sh - self-test of the VM harness (a run-vm.sh payload): the naive
-# restart loop of the LRU-reparenting cover letter on cgroup v2. 201 times:
+# restart loop of the LRU-reparenting cover letter, on cgroup v2 or on the
+# memory hierarchy of a pure v1 layout. 201 times:
 # a new cgroup below $CGPOOL_TEST_CGROUP, this shell moves in, appends a 4 KiB
 # file to a log on the real disk (the page cache is charged to that cgroup),
 # moves back, rmdir. Then the dying cgroups left behind, polled from the
-# parent's cgroup.stat (the count lags rmdir), and again after the log is
+# parent's cgroup.stat (v1: /proc/cgroups' memory count less the live
+# directories; the count lags rmdir), and again after the log is
 # deleted (which frees the pages that pin them).
 # Expected: ~201 on kernels without LRU reparenting (6.1), ~0-1 with it (7.1+),
 # and back to ~0 after the delete everywhere. It checks that the VM really
@@ -16,34 +18,52 @@ T_PASSES=0
 fail() { echo "FAIL: $*"; T_FAILS=$((T_FAILS + 1)); }
 pass() { echo "ok: $*"; T_PASSES=$((T_PASSES + 1)); }
 
+[ -n "${CGPOOL_TEST_CGROUP:-}" ] || { echo "SKIP: smoke: needs CGPOOL_TEST_CGROUP (run it with run-vm.sh)"; exit 77; }
 CG=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
-[ -n "$CG" ] && [ -n "${CGPOOL_TEST_CGROUP:-}" ] || { echo "SKIP: smoke: needs cgroup2 and CGPOOL_TEST_CGROUP (run it with run-vm.sh)"; exit 77; }
-grep -qw memory "$CG$CGPOOL_TEST_CGROUP/cgroup.subtree_control" ||
-	{ echo "SKIP: smoke: memory not enabled in $CGPOOL_TEST_CGROUP"; exit 77; }
+if [ -n "$CG" ]; then
+	LAYOUT=v2
+	grep -qw memory "$CG$CGPOOL_TEST_CGROUP/cgroup.subtree_control" ||
+		{ echo "SKIP: smoke: memory not enabled in $CGPOOL_TEST_CGROUP"; exit 77; }
+	OWN=$CG$(sed -n 's/^0:://p' /proc/self/cgroup)
+else
+	LAYOUT=v1
+	CG=$(awk '$3 == "cgroup" && $4 ~ /(^|,)memory(,|$)/ { print $2; exit }' /proc/mounts)
+	[ -n "$CG" ] || { echo "SKIP: smoke: neither cgroup2 nor a v1 memory hierarchy is mounted"; exit 77; }
+	OWN=$CG$(awk -F: '$2 ~ /(^|,)memory(,|$)/ { print $3 }' /proc/self/cgroup)
+fi
 P=$CG$CGPOOL_TEST_CGROUP
-OWN=$CG$(sed -n 's/^0:://p' /proc/self/cgroup)
 D=$(mktemp -d "${TMPDIR:-/var/tmp}/smoke.XXXXXX") || exit 99
 trap 'rm -rf "$D"; rmdir "$P"/smoke-t* 2> /dev/null' EXIT
 
-echo "kernel $(uname -r), tmp on $(df "$D" | awk 'NR == 2 { print $1 }')"
+echo "kernel $(uname -r), $LAYOUT, tmp on $(df "$D" | awk 'NR == 2 { print $1 }')"
 stat_of() { sed -n "s/^$1 //p" "$P/cgroup.stat"; }
+# dying: the dying memcgs below P (v1: on the machine, which is the same
+# here: nothing else makes memory cgroups in the guest)
+dying() {
+	if [ $LAYOUT = v2 ]; then
+		stat_of nr_dying_descendants
+	else
+		echo $(($(awk '$1 == "memory" { print $3 }' /proc/cgroups) - $(find "$CG" -type d | wc -l)))
+	fi
+}
 # counts N: the dying count, polled until it holds still for 1 s (5 s at most)
 counts() {
 	last=-1 same=0 i=0
 	while [ $i -lt 50 ]; do
-		c=$(stat_of nr_dying_descendants)
+		c=$(dying)
 		if [ "$c" = "$last" ]; then same=$((same + 1)); else same=0; fi
 		[ $same -ge 10 ] && break
 		last=$c
 		sleep 0.1
 		i=$((i + 1))
 	done
-	m=$(stat_of nr_dying_subsys_memory)
+	m=
+	[ $LAYOUT = v1 ] || m=$(stat_of nr_dying_subsys_memory)
 	echo "$c${m:+ (nr_dying_subsys_memory $m)}"
 }
 
 dd if=/dev/zero of="$D/temp" bs=4096 count=1 2> /dev/null
-before=$(stat_of nr_dying_descendants)
+before=$(dying)
 t0=$(date +%s)
 i=0
 errors=0
@@ -58,7 +78,7 @@ done
 t1=$(date +%s)
 [ $errors = 0 ] && pass "$N restarts through mkdir/move/rmdir" || fail "$errors of $N restarts failed"
 after=$(counts)
-echo "SMOKE $(uname -r): $N restarts in $((t1 - t0)) s; nr_dying_descendants of $CGPOOL_TEST_CGROUP: before $before, after $after"
+echo "SMOKE $(uname -r) $LAYOUT: $N restarts in $((t1 - t0)) s; dying memcgs below $CGPOOL_TEST_CGROUP: before $before, after $after"
 dying=${after%% *}
 added=$((dying - before))
 rel=$(uname -r | sed 's/^\([0-9]*\)\.\([0-9]*\).*/\1 \2/')
