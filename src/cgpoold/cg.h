@@ -32,6 +32,7 @@ enum cg_hierarchy { CG_HIER_V2, CG_HIER_V1, CG_HIER_HYBRID };
 
 struct cg_features {
 	bool memory_reclaim;    /* memory.reclaim (v2, 5.19+); v1 reclaims with memory.force_empty */
+	bool memory_peak;       /* a peak file: memory.peak (v2, 5.19+) or v1 memory.max_usage_in_bytes */
 	bool memory_peak_reset; /* cg_slot_reset_peak works: writable memory.peak (v2, 6.12+),
 				 * or v1 memory.max_usage_in_bytes (found by trying) */
 	bool cgroup_kill;       /* cgroup.kill (5.14+) */
@@ -208,8 +209,9 @@ int cg_slot_pids(struct cg *cg, const char *name, pid_t **out, size_t *n);
 int cg_slot_signal(struct cg *cg, const char *name, int sig, unsigned *n);
 /* Kill every process of the slot, also those forking meanwhile: cgroup.kill
  * where the kernel has it (5.14+, on the cgroup2 hierarchy, also on hybrid
- * hosts), else one round of SIGKILL to cgroup.procs, which the caller repeats
- * until the slot is empty. *atomic tells which one it was. */
+ * hosts), else one round of SIGKILL to cgroup.procs with the slot frozen
+ * meanwhile where cgroup.freeze exists (5.2+, cgroup2), which the caller
+ * repeats until the slot is empty. *atomic tells which one it was. */
 int cg_slot_kill(struct cg *cg, const char *name, bool *atomic);
 /* Freeze or thaw every process of the slot (cgroup.freeze, 5.2+, on the
  * cgroup2 hierarchy, also on hybrid hosts). -EOPNOTSUPP without one. */

@@ -74,6 +74,7 @@ int cg_slot_kill(struct cg *cg, const char *name, bool *atomic)
 {
 	char path[PATH_MAX];
 	unsigned n;
+	bool frozen;
 	int r = cg_name_valid(name);
 
 	if (r < 0)
@@ -83,7 +84,17 @@ int cg_slot_kill(struct cg *cg, const char *name, bool *atomic)
 		*atomic = true;
 		return 0;
 	}
+	/* Without cgroup.kill (before 5.14, or no cgroup2 hierarchy): the slot
+	 * frozen first where it can be (cgroup.freeze, 5.2+), so that what runs
+	 * in it cannot fork between the read of cgroup.procs and the signals,
+	 * then SIGKILL to each, then thawed (SIGKILL kills a frozen process on
+	 * cgroup2, and the slot must not stay frozen). A child forked while the
+	 * freeze took hold is not in the list: the callers kill in rounds until
+	 * the slot is empty. */
+	frozen = cg_slot_freeze(cg, name, true) == 0;
 	r = cg_slot_signal(cg, name, SIGKILL, &n);
+	if (frozen)
+		cg_slot_freeze(cg, name, false);
 	if (r == 0)
 		*atomic = false;
 	return r;

@@ -557,6 +557,38 @@ void cg_res_forget(struct cg *cg, const char *name)
 	cg_ent_put(cg, e);
 }
 
+/* v2 before 5.19, no memory.reclaim: the write of a memory.high below the
+ * usage reclaims down to it before it returns (the kernel does that since
+ * 4.x). It is lowered by bytes and then put back to what it was. A slot is
+ * only reclaimed while it runs nothing (scrub, drain), so no process is
+ * throttled meanwhile. -EAGAIN when less than bytes went, as memory.reclaim. */
+static int reclaim_by_high(struct cg *cg, const char *name, uint64_t bytes)
+{
+	char path[PATH_MAX], old[64], num[32];
+	uint64_t before, after;
+	int r = cg_hpath(cg, cg->mem, name, "memory.current", path), w;
+
+	if (r == 0)
+		r = read_u64(cg, path, &before);
+	if (r == 0)
+		r = cg_hpath(cg, cg->mem, name, "memory.high", path);
+	if (r == 0 && (r = cg_read(cg, path, old, sizeof(old))) > 0)
+		r = 0;
+	if (r < 0)
+		return r;
+	old[strcspn(old, "\n")] = '\0';
+	snprintf(num, sizeof(num), "%llu", (unsigned long long)(before > bytes ? before - bytes : 0));
+	w = cg_write(cg, path, num);
+	r = cg_write(cg, path, old[0] ? old : "max");
+	if (w < 0)
+		return w;
+	if (r < 0)
+		return r;
+	if (cg_hpath(cg, cg->mem, name, "memory.current", path) < 0 || read_u64(cg, path, &after) < 0)
+		return 0;
+	return (after < before ? before - after : 0) < (bytes < before ? bytes : before) ? -EAGAIN : 0;
+}
+
 int cg_slot_reclaim(struct cg *cg, const char *name, uint64_t bytes)
 {
 	char num[32];
@@ -567,7 +599,7 @@ int cg_slot_reclaim(struct cg *cg, const char *name, uint64_t bytes)
 	if (!cg->info.memory_v2)
 		return slot_write(cg, cg->mem, name, "memory.force_empty", "0");
 	if (!cg->info.features.memory_reclaim)
-		return -EOPNOTSUPP;
+		return reclaim_by_high(cg, name, bytes);
 	snprintf(num, sizeof(num), "%llu", (unsigned long long)bytes);
 	return slot_write(cg, cg->mem, name, "memory.reclaim", num);
 }
@@ -605,8 +637,10 @@ static void probe_features(struct cg *cg)
 	uint64_t v;
 
 	memset(f, 0, sizeof(*f));
-	if (cg_hpath(cg, cg->mem, CG_PROBE_NAME, peak, path) == 0)
+	if (cg_hpath(cg, cg->mem, CG_PROBE_NAME, peak, path) == 0) {
 		f->memory_peak_reset = probe_peak_reset(cg, path);
+		f->memory_peak = f->memory_peak_reset || cg_exists(cg, path);
+	}
 	if (cg->track >= 0 && cg_hpath(cg, cg->track, CG_PROBE_NAME, "cgroup.kill", path) == 0)
 		f->cgroup_kill = cg_exists(cg, path);
 	if (!cg->info.memory_v2)

@@ -18,6 +18,7 @@
 #include "metrics_dying.h"
 #include "job.h"
 #include "log.h"
+#include "manager_features.h"
 #include "metrics.h"
 #include "retire_probe.h"
 #include "res.h"
@@ -40,8 +41,12 @@ static const char interface_description[] =
 	"# being empty again. Times are microseconds since the epoch.\n"
 	"# signal: what killed a supervised job's main process (\"SEGV\"); reason:\n"
 	"# \"exited while unsupervised\" when no daemon saw the exit\n"
+	"# memory_peak: bytes, once the run ended (null: not known); memory_peak_sampled:\n"
+	"# it is the highest memory.current sampled while the run went on (cgroup v2\n"
+	"# before Linux 6.12, where the kernel's peak cannot be reset for a run), a\n"
+	"# lower bound, rather than the kernel's peak for the run\n"
 	"type Run (started: int, ended: ?int, exit_status: ?int, signal: ?string, reason: ?string,\n"
-	"  memory_peak: ?int, oom_kills: int)\n"
+	"  memory_peak: ?int, memory_peak_sampled: bool, oom_kills: int)\n"
 	"\n"
 	"# job_state, main_pid, restarts, next_restart: supervised keys ([job] exec =)\n"
 	"type Slot (key: ?string, state: string, name: string, path: string, cgroup_id: int,\n"
@@ -80,7 +85,7 @@ static const char interface_description[] =
 	"# refresh: run the LRU-reparenting experiment again (its verdict comes later)\n"
 	"method Probe(refresh: ?bool) -> (hierarchy: string, memory: string, kernel: string,\n"
 	"  lru_reparenting: string, lru_reparenting_evidence: string, probe_running: bool, features: object,\n"
-	"  probe_medium: ?string)\n"
+	"  fallbacks: object, probe_medium: ?string)\n"
 	"method Run(key: string) -> (slot: Slot)\n"
 	"method Stop(key: string) -> (slot: Slot)\n"
 	"method Restart(key: string) -> (slot: Slot)\n"
@@ -175,6 +180,7 @@ static json_t *run_json(const struct run *r)
 		json_object_set_new(j, "reason", json_string("exited while unsupervised"));
 	json_object_set_new(j, "memory_peak",
 			    r->ended_us && r->memory_peak ? json_integer((json_int_t)r->memory_peak) : json_null());
+	json_object_set_new(j, "memory_peak_sampled", json_boolean(r->peak_sampled));
 	return j;
 }
 
@@ -776,9 +782,8 @@ static void m_probe(struct vl_call *call, json_t *params, void *ud)
 {
 	struct manager *m = ud;
 	const struct cg_info *info = cg_get_info(pool_cg(m->pool));
-	const struct cg_features *f = &info->features;
 	const char *why = "";
-	json_t *refresh = json_object_get(params, "refresh"), *reply;
+	json_t *refresh = json_object_get(params, "refresh"), *reply, *features, *fallbacks;
 	enum lru_reparenting lru;
 
 	if (refresh && !json_is_null(refresh) && !json_is_boolean(refresh))
@@ -790,13 +795,11 @@ static void m_probe(struct vl_call *call, json_t *params, void *ud)
 			probe_start(m->hooks.probe); /* -EALREADY: one is running */
 	}
 	lru = m->hooks.retire ? retire_lru_reparenting(m->hooks.retire, &why) : LRU_UNKNOWN;
-	reply = json_pack("{s:s, s:s, s:s, s:s, s:s, s:{s:b, s:b, s:b, s:b, s:b}}", "hierarchy",
-				      cg_hierarchy_name(info->hierarchy), "memory", info->memory_v2 ? "v2" : "v1",
-				      "kernel", info->kernel, "lru_reparenting", lru_reparenting_name(lru),
-				      "lru_reparenting_evidence", why, "features", "memory_reclaim", f->memory_reclaim,
-				      "memory_peak_reset", f->memory_peak_reset, "cgroup_kill", f->cgroup_kill,
-				      "clone_into_cgroup", f->clone_into_cgroup, "dying_subsys_stat",
-				      f->dying_subsys_stat);
+	manager_features_json(info, &features, &fallbacks);
+	reply = json_pack("{s:s, s:s, s:s, s:s, s:s, s:o, s:o}", "hierarchy", cg_hierarchy_name(info->hierarchy),
+			  "memory", info->memory_v2 ? "v2" : "v1", "kernel", info->kernel, "lru_reparenting",
+			  lru_reparenting_name(lru), "lru_reparenting_evidence", why, "features", features,
+			  "fallbacks", fallbacks);
 	json_object_set_new(reply, "probe_running", json_boolean(probe_running(m->hooks.probe)));
 	json_object_set_new(reply, "probe_medium", json_string(probe_medium(m->hooks.probe)));
 	vl_call_reply(call, reply);

@@ -37,8 +37,7 @@ struct slot *pool_find(struct pool *p, const char *key)
 	return hmap_get(&p->bykey, HMAP_STR(key));
 }
 
-/* index of the first slot with an id >= id */
-static size_t index_from(const struct pool *p, unsigned id)
+size_t pool_slot_index(const struct pool *p, unsigned id)
 {
 	size_t lo = 0, hi = p->nslots;
 
@@ -54,7 +53,7 @@ static size_t index_from(const struct pool *p, unsigned id)
 
 struct slot *pool_slot_from(struct pool *p, unsigned id)
 {
-	size_t i = index_from(p, id);
+	size_t i = pool_slot_index(p, id);
 
 	return i < p->nslots ? p->slots[i] : NULL;
 }
@@ -211,7 +210,7 @@ int pool_insert(struct pool *p, struct slot *s)
 		p->slots = n;
 		p->cap = cap;
 	}
-	i = index_from(p, s->id);
+	i = pool_slot_index(p, s->id);
 	memmove(&p->slots[i + 1], &p->slots[i], (p->nslots - i) * sizeof(*p->slots));
 	p->slots[i] = s;
 	p->nslots++;
@@ -224,7 +223,7 @@ int pool_insert(struct pool *p, struct slot *s)
 
 void pool_drop(struct pool *p, struct slot *s)
 {
-	size_t i = index_from(p, s->id);
+	size_t i = pool_slot_index(p, s->id);
 	int r;
 
 	if (i == p->nslots || p->slots[i] != s)
@@ -320,7 +319,7 @@ static unsigned free_id(const struct pool *p)
 	}
 	id = (unsigned)lo;
 	while (id_reserved(p, id))
-		for (size_t i = index_from(p, ++id); i < p->nslots && p->slots[i]->id == id; i++)
+		for (size_t i = pool_slot_index(p, ++id); i < p->nslots && p->slots[i]->id == id; i++)
 			id++;
 	return id;
 }
@@ -474,8 +473,10 @@ static void act_run_start(struct slot *s, enum slot_state prev)
 		run->oom_base = mem.oom_kill;
 	s->pool->held_oom_known = false;
 	cg_slot_reset_peak(s->pool->cg, s->name);
+	pool_peak_sample(s, run); /* the first sample, where the pool samples */
 	s->nrecent++;
 	s->runs++;
+	pool_peak_timer(s->pool);
 	log_event(LOG_INFO, &(struct log_fields){ .key = s->key, .slot = s->name, .event = LOG_EV_RUN_START,
 						 .run = s->runs },
 		  "slot %s (%s): run %llu started%s", s->name, s->key, (unsigned long long)s->runs,
@@ -490,9 +491,11 @@ static void act_run_end(struct slot *s, enum slot_state prev)
 
 	if (!run || run->ended_us)
 		return;
+	pool_peak_sample(s, run); /* the last sample, before the run is closed */
 	run->ended_us = now_real_us();
-	if (cg_slot_memory_some(s->pool->cg, s->name, CG_MEM_PEAK | CG_MEM_OOM, &mem) == 0) {
-		run->memory_peak = mem.peak;
+	if (cg_slot_memory_some(s->pool->cg, s->name, (run->peak_sampled ? 0 : CG_MEM_PEAK) | CG_MEM_OOM, &mem) == 0) {
+		if (!run->peak_sampled)
+			run->memory_peak = mem.peak;
 		run->oom_kills = mem.oom_kill >= run->oom_base ? mem.oom_kill - run->oom_base : 0;
 		s->pool->held_oom = mem.oom_kill;
 		s->pool->held_oom_known = s == s->pool->held;
@@ -500,10 +503,11 @@ static void act_run_end(struct slot *s, enum slot_state prev)
 	cg_slot_peak_close(s->pool->cg, s->name); /* no fd kept for slots that run nothing */
 	log_event(LOG_INFO, &(struct log_fields){ .key = s->key, .slot = s->name, .event = LOG_EV_RUN_END,
 						 .run = s->runs },
-		  "slot %s (%s): run %llu ended after %.3f s, peak %llu bytes, %llu oom kills%s", s->name, s->key,
+		  "slot %s (%s): run %llu ended after %.3f s, peak %llu bytes%s, %llu oom kills%s", s->name, s->key,
 		  (unsigned long long)s->runs, (run->ended_us - run->started_us) / 1e6,
-		  (unsigned long long)run->memory_peak, (unsigned long long)run->oom_kills,
-		  transition(s, prev, tr, sizeof(tr)));
+		  (unsigned long long)run->memory_peak, run->peak_sampled ? " (sampled)" : "",
+		  (unsigned long long)run->oom_kills, transition(s, prev, tr, sizeof(tr)));
+	pool_peak_timer(s->pool);
 	pool_tenant_run_ended(s);
 }
 
@@ -768,6 +772,7 @@ int pool_new(struct ev_loop *loop, struct cg *cg, const struct conf *conf, struc
 	ev_timer_init(&p->over_max_timer, pool_over_max_cb, 0., 0.001);
 	p->over_max_timer.data = p;
 	pool_nocg_init(p);
+	pool_peak_init(p);
 	hmap_init(&p->bykey, true);
 	r = pool_load(p);
 	if (r < 0) {
@@ -775,6 +780,7 @@ int pool_new(struct ev_loop *loop, struct cg *cg, const struct conf *conf, struc
 		return r;
 	}
 	pool_reconcile(p);
+	pool_peak_timer(p); /* runs the state file gave back are sampled too */
 	fd = cg_watch_fd(cg);
 	if (fd >= 0) {
 		ev_io_init(&p->watch_io, watch_cb, fd, EV_READ);
@@ -804,6 +810,7 @@ void pool_free(struct pool *p)
 	ev_timer_stop(p->loop, &p->poll_timer);
 	ev_timer_stop(p->loop, &p->over_max_timer);
 	pool_nocg_fini(p);
+	pool_peak_fini(p);
 	/* writes still queued for slots are dropped, a running one waited for */
 	if (p->work) {
 		work_cancel(p->work, grow_done, NULL, NULL);

@@ -1,6 +1,6 @@
 /* pool_internal.h - what the files of the pool share (pool.c, pool_attach.c,
- * pool_list.c, pool_load.c, pool_nocg.c, pool_retire.c, pool_tenant.c),
- * by the file that defines it */
+ * pool_list.c, pool_load.c, pool_nocg.c, pool_peak.c, pool_retire.c,
+ * pool_tenant.c), by the file that defines it */
 #ifndef CGPOOL_POOL_INTERNAL_H
 #define CGPOOL_POOL_INTERNAL_H
 
@@ -52,6 +52,12 @@ struct pool {
 	 * run of the same request starts from it (the slot was empty since) */
 	uint64_t held_oom;
 	bool held_oom_known;
+	/* runs' peaks sampled from memory.current (pool_peak.c): v2 without a
+	 * resettable memory.peak. The timer runs while some slot runs; the
+	 * next tick starts at the first slot from peak_next on (an id). */
+	bool peak_sample;
+	ev_timer peak_timer;
+	unsigned peak_next;
 };
 
 /* ---- pool.c: persistence. Persist one slot's content after a transition
@@ -67,6 +73,8 @@ void pool_removed_done(struct pool *p, struct slot *ghost);
 void pool_save_all(struct pool *p);
 /* ---- pool.c: slot objects */
 struct slot *pool_slot_alloc(struct pool *p, unsigned id);
+/* the index in p->slots of the first slot with an id >= id (nslots: none) */
+size_t pool_slot_index(const struct pool *p, unsigned id);
 int pool_insert(struct pool *p, struct slot *s);
 struct slot *pool_find_name(struct pool *p, const char *name);
 /* the key a slot serves: "" unbinds it */
@@ -129,6 +137,16 @@ bool pool_nocg_waiting(const struct pool *p);
 void pool_nocg_refused(struct pool *p, const char *name);
 /* a mkdir worked: the episode (if any) ends */
 void pool_nocg_ok(struct pool *p);
+
+/* ---- pool_peak.c: a run's memory peak sampled where the kernel cannot
+ * reset it (v2 before 6.12) */
+void pool_peak_init(struct pool *p); /* before any run starts */
+void pool_peak_fini(struct pool *p);
+/* the timer started while some slot runs, else stopped */
+void pool_peak_timer(struct pool *p);
+/* where the pool samples: one read of memory.current into the open run's
+ * memory_peak (the highest so far), which is marked peak_sampled */
+void pool_peak_sample(struct slot *s, struct run *run);
 
 /* ---- pool_tenant.c: the job a run belongs to, its holders */
 /* 0: an Attach for job (NULL: none) may go into s now; -EADDRINUSE: the run is

@@ -99,6 +99,8 @@ struct run {
 	int signal;         /* the signal that killed a supervised job's main process, 0: none */
 	bool unsupervised;  /* a supervised job's main process exited while no daemon watched it */
 	uint64_t memory_peak; /* bytes; 0 when the kernel cannot tell */
+	bool peak_sampled;    /* memory_peak is the highest memory.current sampled (pool_peak.c),
+			       * not the kernel's watermark for the run */
 	uint64_t oom_kills;   /* during the run */
 	uint64_t oom_base;    /* memory.events oom_kill at run start */
 };

@@ -42,15 +42,17 @@ static int run_limits_from_json(json_t *a, uint16_t *mask)
 static int run_from_json(json_t *j, struct run *r)
 {
 	json_int_t started, ended, peak, ooms, base;
-	int status, sig = 0, unsup = 0;
+	int status, sig = 0, unsup = 0, sampled = 0;
 
-	if (json_unpack(j, "{s:I, s:I, s:i, s:I, s:I, s:I, s?i, s?b}", "started", &started, "ended", &ended,
+	/* memory_peak_sampled: absent from the records of older daemons (false) */
+	if (json_unpack(j, "{s:I, s:I, s:i, s:I, s:I, s:I, s?i, s?b, s?b}", "started", &started, "ended", &ended,
 			"exit_status", &status, "memory_peak", &peak, "oom_kills", &ooms, "oom_base", &base, "signal",
-			&sig, "unsupervised", &unsup) < 0 ||
+			&sig, "unsupervised", &unsup, "memory_peak_sampled", &sampled) < 0 ||
 	    sig < 0 || sig >= 65)
 		return -EINVAL;
 	r->signal = sig;
 	r->unsupervised = unsup;
+	r->peak_sampled = sampled;
 	r->started_us = started;
 	r->ended_us = ended;
 	r->exit_status = status;

@@ -116,9 +116,11 @@ static void run_text(struct state_text *t, const struct run *r)
 {
 	state_text_printf(t,
 			  "{\"started\":%lld,\"ended\":%lld,\"exit_status\":%d,\"memory_peak\":%lld,"
-			  "\"oom_kills\":%lld,\"oom_base\":%lld,\"signal\":%d,\"unsupervised\":%s}",
+			  "\"memory_peak_sampled\":%s,\"oom_kills\":%lld,\"oom_base\":%lld,\"signal\":%d,"
+			  "\"unsupervised\":%s}",
 			  (long long)r->started_us, (long long)r->ended_us, r->exit_status, (long long)r->memory_peak,
-			  (long long)r->oom_kills, (long long)r->oom_base, r->signal, r->unsupervised ? "true" : "false");
+			  r->peak_sampled ? "true" : "false", (long long)r->oom_kills, (long long)r->oom_base, r->signal,
+			  r->unsupervised ? "true" : "false");
 }
 
 /* the recent runs oldest first: at most SLOT_RECENT_RUNS of them */

@@ -146,6 +146,12 @@ bool vl_call_privileged(const struct vl_call *call);
 /* The process that connected still lives (its pidfd, taken at accept; where
  * the kernel has no pidfds, its pid). false once the connection is gone. */
 bool vl_call_peer_alive(const struct vl_call *call);
+/* What the kernel offers to know a peer by: SO_PEERPIDFD (6.5+), and
+ * pidfd_open() (5.3+); found by trying once. */
+void vl_kernel_peer(bool *so_peerpidfd, bool *pidfd_open);
+/* 0 when the process of pidfd (whose pid is pid) has uid as its real uid and
+ * still runs; -EPERM for another uid, -ESRCH when it is gone. */
+int vl_pid_of_uid(int pidfd, pid_t pid, uid_t uid);
 const char *vl_call_method(const struct vl_call *call);
 /* false once the client has gone away or the connection is being closed
  * (the reply will be dropped) */

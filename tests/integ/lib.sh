@@ -79,6 +79,37 @@ dying_count_lock() {
 	exec 9> "${TMPDIR:-/var/tmp}/cgpool-integ-dying.lock" && flock 9
 }
 
+# kernel_keeps_writer: 0 when this kernel keeps a memory cgroup dying that
+# wrote a file, after the strongest reclaim the kernel offers and rmdir: the
+# naive way, without the daemon. A process in a new cgroup below the test's
+# writes 8 MiB and syncs; memory.reclaim (else memory.high lowered to 0, or
+# v1 memory.force_empty) takes what reclaim can; then rmdir, and the dying
+# count is read after 1 s (it lags rmdir) and watched 3 s more. On 5.10, in both layouts, a few pages that the
+# write charged to the group besides the file's own (none of the file's stay
+# in the page cache) are taken by no reclaim, not even drop_caches, and keep
+# it dying: a drain cannot do better than the kernel lets it.
+kernel_keeps_writer() {
+	kw=$T_MEMMNT$T_OWN/cgpool-writer-$$
+	kw_before=$(dying_memcgs)
+	mkdir "$kw" || return 1
+	sh -c 'echo $$ > "$1/cgroup.procs" && dd if=/dev/zero of="$2" bs=1M count=8 2>/dev/null && sync' sh \
+		"$kw" "$T_DIR/writer"
+	if [ -f "$kw/memory.force_empty" ]; then
+		echo 0 > "$kw/memory.force_empty"
+	elif [ -f "$kw/memory.reclaim" ]; then
+		echo 16M > "$kw/memory.reclaim" 2> /dev/null
+	else
+		echo 0 > "$kw/memory.high"
+	fi
+	rmdir "$kw" || return 1
+	kw_freed() { [ "$(dying_memcgs)" -le "$kw_before" ]; }
+	sleep 1
+	wait_for 3 kw_freed
+	kw_kept=$?
+	rm -f "$T_DIR/writer"
+	[ $kw_kept -ne 0 ]
+}
+
 # Bytes of memory charged below the pool root to no live cgroup: the pages
 # of removed groups that still exist (v1 keeps a removed memcg's LRU pages
 # charged to it until they go). Scoped to this test's pool, unlike the

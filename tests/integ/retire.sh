@@ -18,6 +18,20 @@ start_daemon
 lru=$(probe_verdict)
 check "the probe reaches a verdict (yes or no, got $lru)" sh -c "[ $lru = yes ] || [ $lru = no ]"
 echo "lru_reparenting: $lru ($("$CGPOOLCTL" --json probe | json lru_reparenting_evidence))"
+# Where the kernel keeps a group that wrote a file dying whatever reclaim
+# does (5.10: the filesystem's metadata pages its writes were the first to
+# touch are charged to it), a drain takes the page cache and the verdict
+# may still be pinned: drained is required only where the naive way frees
+# such a group. (Which pages a run is the first to touch depends on the
+# disk's history, so on those kernels either verdict is the kernel's.)
+keeps=no
+if [ "$lru" = no ] && kernel_keeps_writer; then
+	keeps=yes
+	echo "note: this kernel keeps a group that wrote a file dying after reclaim and rmdir (the naive way):" \
+		"a drained slot may be pinned by what no reclaim takes"
+fi
+# drained_ok OUTCOME: drained, or pinned where the kernel keeps writers
+drained_ok() { [ "$1" = drained ] || { [ $keeps = yes ] && [ "$1" = pinned ]; }; }
 
 # fill KEY FILE: a run of KEY that leaves 8 MiB of clean page cache charged to its slot
 fill() {
@@ -32,11 +46,13 @@ fill drainme "$T_DIR/f1"
 base=$(dying_memcgs)
 out=$("$CGPOOLCTL" --json retire drainme --mode drain --wait)
 echo "drain: $out"
-check "drain: outcome drained" [ "$(field "$out" outcome)" = drained ]
+check "drain: outcome drained$([ $keeps = no ] || echo ' or pinned')" drained_ok "$(field "$out" outcome)"
 check "drain: about 8 MiB reclaimed before removal" [ "$(field "$out" drained_bytes)" -ge $((7 * MIB)) ]
 check "drain: under 1 MiB of LRU left at removal" [ "$(field "$out" lru_bytes)" -lt $MIB ]
 back_to() { [ "$(dying_memcgs)" -le "$1" ]; }
-if [ "$T_MEMORY" = v1 ]; then
+if [ "$(field "$out" outcome)" = pinned ]; then
+	echo "note: pinned by the $(field "$out" lru_bytes) bytes no reclaim took"
+elif [ "$T_MEMORY" = v1 ]; then
 	# the machine-wide count moves with every cgroup on the machine: the
 	# test's own pool says whether a removed group kept pages
 	echo "dying memcgs on the machine: $(dying_memcgs) (before: $base)"
@@ -63,7 +79,9 @@ if [ "$lru" = yes ]; then
 		fail "auto: fincore (util-linux) is needed to see the file in the page cache"
 	fi
 else
-	check "auto: drained on a kernel that does not reparent" [ "$(field "$out" outcome)" = drained ]
+	check "auto: drained on a kernel that does not reparent$([ $keeps = no ] || echo ' (or pinned)')" \
+		drained_ok "$(field "$out" outcome)"
+	check "auto: the drain took the page cache" [ "$(field "$out" drained_bytes)" -ge $((7 * MIB)) ]
 fi
 
 # --- reparent: no drain; the kernel decides what happens to the pages
@@ -128,7 +146,9 @@ check "mode keep is refused" sh -c "! \"$CGPOOLCTL\" retire busy --mode keep 2>/
 kill "$job"
 
 "$CGPOOLCTL" metrics > "$T_DIR/metrics"
-check "metrics count the drained retirements" grep -q '^cgpool_retirements_total{outcome="drained"} [1-9]' "$T_DIR/metrics"
+counted=drained
+[ $keeps = yes ] && counted='(drained|pinned)'
+check "metrics count the drained retirements" grep -Eq "^cgpool_retirements_total\{outcome=\"$counted\"\} [1-9]" "$T_DIR/metrics"
 check "metrics show the dying memcgs" grep -q '^cgpool_dying_memcgs [0-9]' "$T_DIR/metrics"
 rm -f "$T_DIR"/f*
 finish

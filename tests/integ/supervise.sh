@@ -10,6 +10,7 @@ ctl() { "$CGPOOLCTL" "$@"; }
 field() { ctl --json status "$1" | json "$2"; }
 job_state() { field "$1" job_state; }
 state_is() { [ "$(job_state "$1")" = "$2" ]; }
+nprocs_at_least() { [ "$(field "$1" nprocs)" -ge "$2" ] 2>/dev/null; }
 runs_at_least() { [ "$(field "$1" runs)" -ge "$2" ] 2>/dev/null; }
 has_nobody=$(id -u nobody 2>/dev/null)
 
@@ -37,6 +38,16 @@ trap '' TERM
 i=0
 while [ $i -lt 20 ]; do sh -c "trap '' TERM; while :; do sleep 1; done" & i=$((i + 1)); done
 echo started > "$1/stubborn.ready"
+while :; do sleep 1; done
+EOF
+cat > "$T_DIR/forker.sh" <<'EOF'
+#!/bin/sh
+# ignores SIGTERM and forks 500 children as fast as it can, one after the
+# other: a stop lands while it forks
+trap '' TERM
+echo started > "$1/forker.ready"
+i=0
+while [ $i -lt 500 ]; do sleep 1000 & i=$((i + 1)); done
 while :; do sleep 1; done
 EOF
 cat > "$T_DIR/whoami.sh" <<'EOF'
@@ -78,6 +89,10 @@ autostart = no
 exec = $T_DIR/stubborn.sh $T_DIR
 stop_timeout = 2s
 autostart = no
+[job forker]
+exec = $T_DIR/forker.sh $T_DIR
+stop_timeout = 1s
+autostart = no
 [job who]
 exec = $T_DIR/whoami.sh
 $user_part
@@ -112,10 +127,14 @@ check "flap: $RUNS runs" wait_for $((RUNS / 2 + 30)) runs_at_least flap "$RUNS"
 after=$(dying_memcgs)
 check "flap: runs = $RUNS exactly (the last one stays)" [ "$(field flap runs)" -eq "$RUNS" ]
 check "flap: restarts = $((RUNS - 1))" [ "$(field flap restarts)" -eq $((RUNS - 1)) ]
-check "flap: every run was in one cgroup ($(sort -u "$T_DIR/where" | head -n 1))" [ "$(sort -u "$T_DIR/where" | wc -l)" -eq 1 ]
-check "flap: ... the key's slot" grep -q "/$(field flap name)\$" "$T_DIR/where"
-check "flap: a line from each run" [ "$(wc -l < "$T_DIR/where")" -eq "$RUNS" ]
-if [ -f "$T_DIR/where.v1" ]; then
+# where: the cgroup2 line of each run; pure v1 has none (no cgroup2
+# hierarchy), only where.v1
+w=$T_DIR/where
+[ -s "$w" ] || w=$T_DIR/where.v1
+check "flap: every run was in one cgroup ($(sort -u "$w" | head -n 1))" [ "$(sort -u "$w" | wc -l)" -eq 1 ]
+check "flap: ... the key's slot" grep -q "/$(field flap name)\$" "$w"
+check "flap: a line from each run" [ "$(wc -l < "$w")" -eq "$RUNS" ]
+if [ -s "$T_DIR/where" ] && [ -f "$T_DIR/where.v1" ]; then
 	check "flap: every run in the slot on the v1 memory hierarchy too" \
 		sh -c "[ \$(sort -u '$T_DIR/where.v1' | wc -l) -eq 1 ] && grep -q '/$(field flap name)\$' '$T_DIR/where.v1'"
 fi
@@ -171,6 +190,22 @@ ctl stop stubborn > /dev/null
 check "stop: the slot is empty within stop_timeout + 1 s" wait_for 3 state_is stubborn stopped
 echo "stubborn: stopped in $(( $(date +%s) - t0 )) s, $(field stubborn nprocs) processes left"
 check "stop: no process left" [ "$(field stubborn nprocs)" -eq 0 ]
+
+# --- stop while the job forks: cgroup.kill where the kernel has it, else
+# the slot frozen and SIGKILL rounds until it is empty
+ctl run forker > /dev/null
+wait_for 10 test -f "$T_DIR/forker.ready"
+wait_for 5 nprocs_at_least forker 20
+ctl stop forker > /dev/null
+check "forker: stopped, its slot empty, while it forked" wait_for 10 state_is forker stopped
+echo "forker: $(field forker nprocs) processes left; $(grep -o 'job forker: stop_timeout passed, .*' "$T_DIR/daemon.log" | tail -n 1)"
+check "forker: no process left" [ "$(field forker nprocs)" -eq 0 ]
+if [ "$("$CGPOOLCTL" --json probe | json cgroup_kill)" = true ]; then
+	check "forker: killed through cgroup.kill" grep -q 'job forker: stop_timeout passed, cgroup.kill written' "$T_DIR/daemon.log"
+else
+	check "forker: killed by SIGKILL rounds (no cgroup.kill here)" \
+		grep -q 'job forker: stop_timeout passed, SIGKILL sent to every process of the slot' "$T_DIR/daemon.log"
+fi
 
 # --- user, group, environment, working directory, stdout = append:
 echo "an earlier line" > "$T_DIR/who.out"

@@ -274,8 +274,8 @@ struct cgsim_opts cgsim_opts_default(enum cgsim_layout layout)
 {
 	return (struct cgsim_opts){
 		.layout = layout, .kernel = CGSIM_REPARENT, .self = "/user.slice/cgsim.scope", .lag = 1,
-		.dying_subsys_stat = true, .memory_reclaim = true, .peak_reset = true, .cgroup_kill = true,
-		.open = true, .watch = true, .max_memcgs = 65535,
+		.dying_subsys_stat = true, .memory_reclaim = true, .memory_peak = true, .peak_reset = true,
+		.cgroup_kill = true, .open = true, .watch = true, .max_memcgs = 65535,
 	};
 }
 

@@ -53,11 +53,15 @@
  * active_anon; dirty pages are file pages that reclaim skips until
  * cgsim_writeback. memory.peak is the highest memory.current seen; on v2 a
  * descriptor from ops->open (a memfd the sim keeps current) resets with a
- * write of "reset" to its own peak (6.12+, opts.peak_reset), as the kernel's.
+ * write of "reset" to its own peak (6.12+, opts.peak_reset), as the kernel's;
+ * without opts.peak_reset it is read-only (5.19-6.11), without
+ * opts.memory_peak there is none (v2 before 5.19).
  * memory.reclaim (v2) reclaims clean file pages from the cgroup and every
  * descendant, dying ones too, in pre-order, up to the amount; it returns
  * -EAGAIN when it got less (what it got stays reclaimed). Anon is never
  * reclaimed (no swap). memory.force_empty (v1) reclaims what it can, 0.
+ * A write of memory.high below memory.current reclaims the difference the
+ * same way before it returns, as the kernel's does.
  * cgsim_oom_kill counts in memory.events (hierarchical) and .local (v2) and
  * in memory.oom_control (v1).
  *
@@ -139,7 +143,10 @@ struct cgsim_opts {
 				   * work, after nr_dying_descendants); 0 */
 	bool dying_subsys_stat;   /* nr_subsys_* in cgroup.stat (6.12+); true */
 	bool memory_reclaim;      /* memory.reclaim exists (5.19+); true */
-	bool peak_reset;          /* memory.peak resettable per fd (6.12+); true */
+	bool memory_peak;         /* memory.peak exists (v2, 5.19+); true. false: absent, as
+				   * before 5.19 (v1's max_usage_in_bytes stays) */
+	bool peak_reset;          /* memory.peak resettable per fd (6.12+); true. false with
+				   * memory_peak: read-only, the peak since mkdir (5.19-6.11) */
 	bool cgroup_kill;         /* cgroup.kill (5.14+); true */
 	bool open;                /* ops->open (memfd for v2 memory.peak); true. false: NULL */
 	bool watch;               /* ops->watch through real inotify on shadow files; true.

@@ -260,6 +260,22 @@ static int wr_mem_v2(struct cgsim *sim, struct node *n, int idx, const char *s)
 	return store(n, idx, v);
 }
 
+/* memory.high below the usage: the write reclaims down to it, as the kernel's does */
+static int wr_mem_high(struct cgsim *sim, struct node *n, int idx, const char *s)
+{
+	int r = wr_mem_v2(sim, n, idx, s);
+	uint64_t high, cur = sim_current(n);
+	char v[VAL_MAX];
+
+	trim(s, v, sizeof(v));
+	if (r < 0 || strcmp(v, "max") == 0 || memparse(v, &high) < 0 || high >= cur)
+		return r;
+	n->reclaim_calls++;
+	sim_reclaim(n, cur - high);
+	sim_reap_all(sim);
+	return 0;
+}
+
 static int wr_limit_v1(struct cgsim *sim, struct node *n, int idx, const char *s)
 {
 	char v[VAL_MAX];
@@ -472,7 +488,7 @@ static int wr_peak_v2(struct cgsim *sim, struct node *n, int idx, const char *s)
 
 enum {
 	FV2 = 1 << 0, FV1 = 1 << 1, FNOROOT = 1 << 2, FONLYROOT = 1 << 3, FR = 1 << 4, FW = 1 << 5,
-	FKILL = 1 << 6, FRECLAIM = 1 << 7,
+	FKILL = 1 << 6, FRECLAIM = 1 << 7, FPEAK = 1 << 8,
 };
 
 #define FB (FV2 | FV1)
@@ -507,10 +523,10 @@ static const struct sim_file {
 	{ "cgroup.max.descendants", FV2 | FRW, 0, "max", NULL, wr_store },
 	{ "cgroup.kill", FV2 | FNOROOT | FW | FKILL, 0, NULL, NULL, wr_kill },
 	{ "memory.current", FV2 | FNOROOT | FR, C_MEMORY, NULL, gen_current, NULL },
-	{ "memory.peak", FV2 | FNOROOT | FRW, C_MEMORY, NULL, gen_peak, wr_peak_v2 },
+	{ "memory.peak", FV2 | FNOROOT | FRW | FPEAK, C_MEMORY, NULL, gen_peak, wr_peak_v2 },
 	{ "memory.min", FV2 | FNOROOT | FRW, C_MEMORY, "0", NULL, wr_mem_v2 },
 	{ "memory.low", FV2 | FNOROOT | FRW, C_MEMORY, "0", NULL, wr_mem_v2 },
-	{ "memory.high", FV2 | FNOROOT | FRW, C_MEMORY, "max", NULL, wr_mem_v2 },
+	{ "memory.high", FV2 | FNOROOT | FRW, C_MEMORY, "max", NULL, wr_mem_high },
 	{ "memory.max", FV2 | FNOROOT | FRW, C_MEMORY, "max", NULL, wr_mem_v2 },
 	{ "memory.swap.max", FV2 | FNOROOT | FRW, C_MEMORY, "max", NULL, wr_mem_v2 },
 	{ "memory.swap.current", FV2 | FNOROOT | FR, C_MEMORY, "0", gen_fixed, NULL },
@@ -573,7 +589,7 @@ int sim_file_on(const struct cgsim *sim, const struct node *n, const char *name)
 		if ((f->flags & FNOROOT && !n->parent) || (f->flags & FONLYROOT && n->parent))
 			continue;
 		if ((f->ctrl && !(n->css & f->ctrl)) || (f->flags & FKILL && !sim->o.cgroup_kill) ||
-		    (f->flags & FRECLAIM && !sim->o.memory_reclaim))
+		    (f->flags & FRECLAIM && !sim->o.memory_reclaim) || (f->flags & FPEAK && !sim->o.memory_peak))
 			continue;
 		return (int)i;
 	}

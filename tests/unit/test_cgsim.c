@@ -141,6 +141,7 @@ static void test_layouts(void **state)
 		assert_int_equal(in->memory_v2, want[i].v2mem);
 		assert_int_equal(in->tracking, want[i].tracking);
 		assert_string_equal(in->root, "/user.slice/cgsim.scope");
+		assert_true(in->features.memory_peak);
 		assert_true(in->features.memory_peak_reset);
 		assert_int_equal(in->features.cgroup_kill, want[i].kill);
 		assert_int_equal(in->features.memory_reclaim, want[i].reclaim);
@@ -156,10 +157,17 @@ static void test_layouts(void **state)
 	o.watch = false;
 	t_open(&t, &o);
 	assert_false(cg_get_info(t.cg)->features.memory_reclaim);
+	assert_true(cg_get_info(t.cg)->features.memory_peak); /* read-only: 5.19-6.11 */
 	assert_false(cg_get_info(t.cg)->features.memory_peak_reset);
 	assert_false(cg_get_info(t.cg)->features.cgroup_kill);
 	assert_false(cg_get_info(t.cg)->features.dying_subsys_stat);
 	assert_int_equal(cg_watch_fd(t.cg), -1);
+	t_close(&t);
+	/* before 5.19: no memory.peak at all */
+	o.memory_peak = false;
+	t_open(&t, &o);
+	assert_false(cg_get_info(t.cg)->features.memory_peak);
+	assert_false(cg_get_info(t.cg)->features.memory_peak_reset);
 	t_close(&t);
 }
 

@@ -1,7 +1,8 @@
 /* test_list.c - io.cgpool.Manager.List over the real Varlink server and the
  * client library, on a pool of the simulated cgroupfs: one reply per slot
  * with "more", ExpectedMore without it above the 1 MiB limit, and a cursor
- * that survives slots going and coming while it streams. */
+ * that survives slots going and coming while it streams. Status's run
+ * fields on the same server. */
 #include "config.h"
 
 #include <stdarg.h>
@@ -11,6 +12,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -52,19 +54,18 @@ static void pump(struct env *e, int ms)
 	}
 }
 
-/* a pool of warm slots on the sim, and the manager on a real socket */
-static struct env *env_new(unsigned warm)
+/* a pool of warm slots on a sim with those options, and the manager on a
+ * real socket */
+static struct env *env_new_sim(unsigned warm, const struct cgsim_opts *o)
 {
 	static const struct vl_server_info info = { "cgpool", "test_list", "0", "" };
 	struct env *e = calloc(1, sizeof(*e));
-	struct cgsim_opts o = cgsim_opts_default(CGSIM_V2);
 	const struct conf *const *confp;
 	char err[256];
 	int fd;
 
 	assert_non_null(e);
-	o.watch = false; /* thousands of slots: no inotify watch each */
-	e->sim = cgsim_new(&o);
+	e->sim = cgsim_new(o);
 	e->conf = conf_new_defaults();
 	e->loop = ev_loop_new(EVFLAG_AUTO);
 	strcpy(e->dir, "/tmp/cgpool-test-list-XXXXXX");
@@ -83,6 +84,14 @@ static struct env *env_new(unsigned warm)
 	confp = (const struct conf *const *)&e->conf;
 	assert_int_equal(manager_new(e->srv, e->pool, confp, NULL, &e->mgr), 0);
 	return e;
+}
+
+static struct env *env_new(unsigned warm)
+{
+	struct cgsim_opts o = cgsim_opts_default(CGSIM_V2);
+
+	o.watch = false; /* thousands of slots: no inotify watch each */
+	return env_new_sim(warm, &o);
 }
 
 static void env_free(struct env *e)
@@ -296,12 +305,67 @@ static void test_list_cursor(void **state)
 	env_free(e);
 }
 
+/* one run of key "job" that charged 4 MiB, then Status of the key: its
+ * recent run as the reply shows it */
+static json_t *status_run(bool peak_reset)
+{
+	static char buf[1 << 16];
+	static const char req[] = "{\"method\":\"io.cgpool.Manager.Status\",\"parameters\":{\"key\":\"job\"}}";
+	struct cgsim_opts o = cgsim_opts_default(CGSIM_V2);
+	struct env *e;
+	struct slot *s = NULL;
+	int64_t end = now_mono_us() + DEADLINE_US;
+	char path[PATH_MAX + 64];
+	size_t len = 0;
+	pid_t pid, bad;
+	json_t *r, *run;
+	int fd;
+
+	o.memory_peak = o.peak_reset = peak_reset; /* false: v2 before 5.19 */
+	e = env_new_sim(1, &o);
+	pid = cgsim_spawn(e->sim, "/");
+	assert_true(pid > 0);
+	assert_int_equal(pool_attach(e->pool, "job", NULL, &pid, 1, &s, &bad), 0);
+	assert_non_null(s);
+	snprintf(path, sizeof(path), "%s/%s", cg_get_info(e->cg)->root, s->name);
+	assert_int_equal(cgsim_charge(e->sim, path, 0, 4 << 20), 0);
+	assert_int_equal(cgsim_exit(e->sim, pid), 0); /* the run's end samples it */
+	while (s->state != SLOT_IDLE && now_mono_us() < end)
+		pump(e, 10);
+	assert_int_equal(s->state, SLOT_IDLE);
+	fd = raw_connect(e);
+	assert_int_equal(send(fd, req, sizeof(req), 0), (ssize_t)sizeof(req));
+	r = raw_next(e, fd, buf, &len, sizeof(buf));
+	close(fd);
+	run = json_incref(json_array_get(json_object_get(json_object_get(r, "parameters"), "recent_runs"), 0));
+	json_decref(r);
+	env_free(e);
+	assert_non_null(run);
+	return run;
+}
+
+/* memory_peak_sampled, next to memory_peak: true where the peak was
+ * sampled, false where it is the kernel's own for the run */
+static void test_status_peak_sampled(void **state)
+{
+	json_t *run = status_run(false);
+
+	assert_true(json_is_true(json_object_get(run, "memory_peak_sampled")));
+	assert_int_equal(json_integer_value(json_object_get(run, "memory_peak")), 4 << 20);
+	json_decref(run);
+	run = status_run(true);
+	assert_true(json_is_false(json_object_get(run, "memory_peak_sampled")));
+	assert_int_equal(json_integer_value(json_object_get(run, "memory_peak")), 4 << 20);
+	json_decref(run);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_list_many),
 		cmocka_unit_test(test_list_small),
 		cmocka_unit_test(test_list_cursor),
+		cmocka_unit_test(test_status_peak_sampled),
 	};
 
 	log_init("test_list");

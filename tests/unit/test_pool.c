@@ -405,9 +405,11 @@ static void test_run_records(void **state)
 	pid_t pid;
 
 	env_start(e);
+	assert_true(cg_get_info(e->cg)->features.memory_peak);
 	assert_true(cg_get_info(e->cg)->features.memory_peak_reset);
 	s = run_and_idle(e, "job", 0, 8 * MiB);
 	assert_int_equal(slot_last_run(s)->memory_peak, 8 * MiB);
+	assert_false(slot_last_run(s)->peak_sampled); /* the kernel's own, exact */
 	assert_int_equal(cgsim_uncharge(e->sim, cgpath(e, s->name), 0, 8 * MiB), 0);
 	assert_int_equal(slot_last_run(s)->oom_kills, 0);
 	assert_int_equal(cgsim_oom_kill(e->sim, cgpath(e, s->name)), 0); /* between runs */
@@ -420,6 +422,7 @@ static void test_run_records(void **state)
 	assert_non_null(pump_until(e, "job", SLOT_IDLE, 3.0));
 	assert_int_equal(s->runs, 2);
 	assert_int_equal(slot_last_run(s)->memory_peak, 1 * MiB);
+	assert_false(slot_last_run(s)->peak_sampled);
 	assert_int_equal(slot_last_run(s)->oom_kills, 2);
 	/* the kernel's own watermark on v2 stays (others may read it) */
 	if (!hybrid(e))
@@ -452,6 +455,137 @@ static void test_run_records(void **state)
 	assert_non_null(pump_until(e, "job", SLOT_IDLE, 3.0));
 	assert_int_equal(s->runs, 5);
 	assert_int_equal(slot_last_run(s)->oom_kills, 1);
+}
+
+/* memory.current reads of the slots since the last cgsim_calls_clear */
+static unsigned current_reads(struct env *e, const char *name)
+{
+	char pat[64];
+
+	snprintf(pat, sizeof(pat), "/%s/memory.current", name ? name : "*");
+	return cgsim_calls(e->sim, CGSIM_OP_READ, name ? pat : "/memory.current");
+}
+
+/* v2 before 6.12: no memory.peak (peak_file false, as before 5.19) or one
+ * that cannot be reset for a run (5.19-6.11: the slot's peak since its
+ * mkdir). A run's peak is then the highest memory.current sampled at its
+ * start, once a second and at its end: what rose and fell between two
+ * ticks is not seen, and the kernel's file is never what a run reports. */
+static void peak_sampled(struct env *e, bool peak_file)
+{
+	struct cgsim_opts *o = cgsim_options(e->sim);
+	const struct cg_features *f;
+	const struct run *r;
+	struct slot *s;
+	pid_t pid;
+
+	o->memory_peak = peak_file;
+	o->peak_reset = false;
+	env_start(e);
+	f = &cg_get_info(e->cg)->features;
+	assert_int_equal(f->memory_peak, peak_file);
+	assert_false(f->memory_peak_reset);
+
+	pid = spawn(e, "/");
+	s = attach1(e, "job", pid);
+	assert_true(slot_last_run(s)->peak_sampled);
+	assert_int_equal(cgsim_charge(e->sim, cgpath(e, s->name), 0, 8 * MiB), 0);
+	pump(e, 1.5); /* a tick reads 8 MiB */
+	assert_int_equal(slot_last_run(s)->memory_peak, 8 * MiB);
+	assert_int_equal(cgsim_uncharge(e->sim, cgpath(e, s->name), 0, 7 * MiB), 0);
+	/* up and down again between two ticks: not seen */
+	assert_int_equal(cgsim_charge(e->sim, cgpath(e, s->name), 0, 32 * MiB), 0);
+	assert_int_equal(cgsim_uncharge(e->sim, cgpath(e, s->name), 0, 32 * MiB), 0);
+	pump(e, 1.0);
+	assert_int_equal(cgsim_exit(e->sim, pid), 0);
+	assert_non_null(pump_until(e, "job", SLOT_IDLE, 3.0));
+	r = slot_last_run(s);
+	assert_true(r->peak_sampled);
+	assert_int_equal(r->memory_peak, 8 * MiB);
+	if (peak_file) /* the kernel's watermark since mkdir saw the 33 MiB */
+		assert_int_equal(atoll(slot_file(e, s->name, "memory.peak")), 33 * MiB);
+	else
+		assert_null(slot_file(e, s->name, "memory.peak"));
+
+	/* no slot runs: the timer is stopped, nothing is read */
+	cgsim_calls_clear(e->sim);
+	pump(e, 3.0);
+	assert_int_equal(current_reads(e, NULL), 0);
+
+	/* the next run starts from the 1 MiB left; its peak is its own (not the
+	 * 8 MiB before), and the sample at its end sees what came after the
+	 * last tick */
+	pid = spawn(e, "/");
+	attach1(e, "job", pid);
+	assert_int_equal(cgsim_charge(e->sim, cgpath(e, s->name), 0, 2 * MiB), 0);
+	pump(e, 1.5);
+	assert_int_equal(slot_last_run(s)->memory_peak, 3 * MiB);
+	assert_int_equal(cgsim_charge(e->sim, cgpath(e, s->name), 0, 2 * MiB), 0);
+	assert_int_equal(cgsim_exit(e->sim, pid), 0);
+	assert_non_null(pump_until(e, "job", SLOT_IDLE, 0.4)); /* before the next tick */
+	assert_int_equal(slot_last_run(s)->memory_peak, 5 * MiB);
+	assert_true(slot_last_run(s)->peak_sampled);
+
+	/* the state file keeps both, and says they were sampled */
+	env_stop(e);
+	env_start(e);
+	s = pool_find(e->pool, "job");
+	assert_non_null(s);
+	assert_int_equal(s->nrecent, 2);
+	assert_true(s->recent[0].peak_sampled);
+	assert_int_equal(s->recent[0].memory_peak, 8 * MiB);
+	assert_true(s->recent[1].peak_sampled);
+	assert_int_equal(s->recent[1].memory_peak, 5 * MiB);
+}
+
+static void test_peak_sampled_no_file(void **state)
+{
+	peak_sampled(*state, false);
+}
+
+static void test_peak_sampled_no_reset(void **state)
+{
+	peak_sampled(*state, true);
+}
+
+/* With more running slots than a tick reads (PEAK_BATCH, 1024), each tick
+ * goes on from where the last one stopped, through the slot ids. */
+static void test_peak_sampled_round_robin(void **state)
+{
+	const unsigned N = 1030, BATCH = 1024;
+	struct env *e = *state;
+	struct slot **run = calloc(N, sizeof(*run));
+	char key[32];
+
+	assert_non_null(run);
+	cgsim_options(e->sim)->memory_peak = false;
+	cgsim_options(e->sim)->peak_reset = false;
+	e->conf->pool.max_slots = N + 10;
+	env_start(e);
+	for (unsigned i = 0; i < N; i++) {
+		snprintf(key, sizeof(key), "job-%u", i);
+		attach1(e, key, spawn(e, "/"));
+		if (i % 64 == 0)
+			pump(e, 0.001); /* their events */
+	}
+	assert_int_equal(count(e, SLOT_RUNNING), N);
+	for (struct slot *s = pool_slot_from(e->pool, 0), **v = run; s; s = pool_slot_from(e->pool, s->id + 1))
+		if (s->state == SLOT_RUNNING)
+			*v++ = s; /* by id */
+	for (int tick = 0; tick < 3; tick++) {
+		cgsim_calls_clear(e->sim);
+		for (int t = 0; t < 200 && current_reads(e, NULL) == 0; t++)
+			pump(e, 0.01);
+		assert_int_equal(current_reads(e, NULL), BATCH);
+		/* tick 0: the first BATCH by id; tick 1: the N - BATCH left,
+		 * then from the lowest id on again; tick 2 from there on */
+		unsigned from = tick * BATCH % N;
+		for (unsigned k = 0; k < N; k++) {
+			unsigned i = (from + k) % N;
+			assert_int_equal(current_reads(e, run[i]->name), k < BATCH);
+		}
+	}
+	free(run);
 }
 
 static void test_daemon_restart(void **state)
@@ -1284,6 +1418,9 @@ int main(void)
 		BOTH(test_class),
 		BOTH(test_idle_recycle),
 		BOTH(test_run_records),
+		{ "test_peak_sampled_no_file v2", test_peak_sampled_no_file, setup, teardown, (void *)&p_v2 },
+		{ "test_peak_sampled_no_reset v2", test_peak_sampled_no_reset, setup, teardown, (void *)&p_v2 },
+		{ "test_peak_sampled_round_robin v2", test_peak_sampled_round_robin, setup, teardown, (void *)&p_v2 },
 		BOTH(test_daemon_restart),
 		BOTH(test_corrupt_state),
 		{ "test_polling v2", test_polling, setup, teardown, (void *)&p_v2_poll },

@@ -44,6 +44,7 @@ struct param {
 	enum cgsim_kernel kernel;
 	unsigned lag, subsys_lag; /* cgsim_opts, when lag is not 0 */
 	bool no_subsys_stat;      /* no nr_dying_subsys_* (before 6.12) */
+	bool no_memory_reclaim;   /* no memory.reclaim (before 5.19): memory.high reclaims */
 };
 
 struct env {
@@ -188,6 +189,7 @@ static void env_open_prm(struct env *e)
 		o.subsys_lag = e->prm->subsys_lag;
 	}
 	o.dying_subsys_stat = !e->prm->no_subsys_stat;
+	o.memory_reclaim = !e->prm->no_memory_reclaim;
 	o.adopt_real = true; /* retire_probe.c's writer */
 	env_open(e, &o, true);
 }
@@ -266,12 +268,19 @@ static struct retire_result retire1(struct env *e, const char *name, enum retire
 }
 
 /* reclaim writes to the slot: memory.reclaim (v2) or memory.force_empty (v1) */
+/* the file a reclaim step writes: memory.force_empty (v1), memory.reclaim,
+ * or before 5.19 memory.high (lowered, then put back: two writes a step) */
+static const char *reclaim_file(const struct env *e)
+{
+	return v1(e) ? "memory.force_empty" : e->prm->no_memory_reclaim ? "memory.high" : "memory.reclaim";
+}
+
 static unsigned reclaims(struct env *e, const char *name)
 {
 	char pat[128];
 
-	snprintf(pat, sizeof(pat), "/%s/%s", name, v1(e) ? "memory.force_empty" : "memory.reclaim");
-	return cgsim_calls(e->sim, CGSIM_OP_WRITE, pat);
+	snprintf(pat, sizeof(pat), "/%s/%s", name, reclaim_file(e));
+	return cgsim_calls(e->sim, CGSIM_OP_WRITE, pat) / (e->prm->no_memory_reclaim ? 2 : 1);
 }
 
 static unsigned rmdirs(struct env *e, const char *name)
@@ -572,7 +581,8 @@ static void test_drain_timeout(void **state)
 	env_open_prm(e);
 	e->conf->retire.drain_timeout_ms = 100;
 	make_slot(e, "slot-1", 200 * MiB, 0);
-	assert_int_equal(cgsim_set_delay(e->sim, "/memory.reclaim", 60000), 0);
+	snprintf(line, sizeof(line), "/%s", reclaim_file(e));
+	assert_int_equal(cgsim_set_delay(e->sim, line, 60000), 0);
 	capture_begin(&cap);
 	res = retire1(e, "slot-1", RETIRE_DRAIN);
 	capture_end(&cap);
@@ -1268,10 +1278,11 @@ int main(void)
 		   { #fn " " #prm " on workers", fn, setup_work, teardown, (void *)&prm }
 	static const struct param lag4 = { CGSIM_V2, CGSIM_PIN, 4, 0, false },
 				  subsys_late = { CGSIM_V2, CGSIM_PIN, 3, 3, false },
-				  debian61 = { CGSIM_V2, CGSIM_PIN, 3, 0, true };
+				  debian61 = { CGSIM_V2, CGSIM_PIN, 3, 0, true },
+				  debian510 = { CGSIM_V2, CGSIM_PIN, 3, 0, true, true };
 	const struct CMUnitTest tests[] = {
 		T(test_modes_outcomes, v2_rep), T(test_modes_outcomes, v2_pin), T(test_modes_outcomes, hy_rep),
-		T(test_modes_outcomes, hy_pin),
+		T(test_modes_outcomes, hy_pin), T(test_modes_outcomes, debian510), T(test_drain_timeout, debian510),
 		T(test_ebusy_then_ok, v2_rep), T(test_ebusy_forever, v2_pin),
 		T(test_reclaim_eagain, v2_rep), T(test_reclaim_eagain, v2_pin),
 		T(test_reclaim_eio, v2_rep), T(test_reclaim_eio, v2_pin),

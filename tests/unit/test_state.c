@@ -102,6 +102,7 @@ static struct slot *model_set(struct model *m, unsigned id, unsigned seed)
 		r->ended_us = i % 3 ? r->started_us + 5 : 0;
 		r->exit_status = i % 4 ? (int)i : -1;
 		r->memory_peak = (uint64_t)seed << 20 | i;
+		r->peak_sampled = (seed + i) % 3 == 1;
 		r->oom_kills = i % 2;
 		r->oom_base = seed + i;
 		r->signal = i % 5 == 2 ? 9 : 0;
@@ -119,6 +120,7 @@ static void assert_run_equal(const struct run *a, const struct run *b)
 	assert_int_equal(a->ended_us, b->ended_us);
 	assert_int_equal(a->exit_status, b->exit_status);
 	assert_int_equal(a->memory_peak, b->memory_peak);
+	assert_int_equal(a->peak_sampled, b->peak_sampled);
 	assert_int_equal(a->oom_kills, b->oom_kills);
 	assert_int_equal(a->oom_base, b->oom_base);
 	assert_int_equal(a->signal, b->signal);
@@ -314,7 +316,8 @@ static void test_round_trip(void **state)
 {
 	struct model m;
 	struct state *st;
-	char dir[64];
+	char dir[64], *snap;
+	size_t len;
 
 	make_dir(dir);
 	model_init(&m, NS);
@@ -330,6 +333,11 @@ static void test_round_trip(void **state)
 	assert_int_equal(compact(st, &m, true), 0);
 	assert_dir_holds(dir, &m);
 	assert_true(exists(dir, "state.json"));
+	/* a run's peak_sampled, both ways, under its name in the record */
+	snap = slurp(dir, "state.json", &len);
+	assert_non_null(strstr(snap, "\"memory_peak_sampled\":true"));
+	assert_non_null(strstr(snap, "\"memory_peak_sampled\":false"));
+	free(snap);
 	assert_int_equal(journals(dir, 0, NULL), 1); /* the new one, holding only its header */
 	put(st, &m, 12, 40);
 	assert_dir_holds(dir, &m);
@@ -596,7 +604,8 @@ static void test_compaction_fails(void **state)
 	rm_dir(dir);
 }
 
-/* one slot object, as a daemon writes it */
+/* one slot object, as a daemon writes it (one from before
+ * memory_peak_sampled: its run loads as not sampled) */
 static void slot_text(char *buf, size_t len, const char *name, const char *key, const char *state)
 {
 	snprintf(buf, len,
@@ -613,6 +622,7 @@ static void expect_slot(struct slot *s, const char *name, const char *key)
 	assert_int_equal(s->runs, 1);
 	assert_int_equal(s->nrecent, 1);
 	assert_int_equal(s->recent[0].memory_peak, 4096);
+	assert_false(s->recent[0].peak_sampled);
 }
 
 static void test_bad_entries(void **state)

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -984,6 +985,44 @@ static void test_exec(void **state)
 	}
 }
 
+/* A kernel without SO_PEERPIDFD: the pidfd opened at accept is of the peer
+ * only if that pid is still a process of the peer's uid. Here: this process
+ * (its uid, not another), a child that exited (gone), and pid 1 under a uid
+ * that is not init's. */
+static void test_pid_of_uid(void **state)
+{
+	int self = (int)syscall(SYS_pidfd_open, getpid(), 0), init, child;
+	bool peer, open_;
+	pid_t pid;
+
+	(void)state;
+	vl_kernel_peer(&peer, &open_);
+	if (self < 0) {
+		assert_false(open_);
+		skip();
+	}
+	assert_true(open_);
+	assert_int_equal(vl_pid_of_uid(self, getpid(), getuid()), 0);
+	assert_int_equal(vl_pid_of_uid(self, getpid(), getuid() + 4242), -EPERM);
+	close(self);
+
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(0);
+	child = (int)syscall(SYS_pidfd_open, pid, 0);
+	assert_true(child >= 0);
+	assert_int_equal(waitpid(pid, NULL, 0), pid); /* reaped: no /proc entry, or a reused pid */
+	assert_int_equal(vl_pid_of_uid(child, pid, getuid()), -ESRCH);
+	close(child);
+
+	init = (int)syscall(SYS_pidfd_open, 1, 0);
+	if (init >= 0) { /* a pid namespace's init may be ours to see only */
+		assert_int_equal(vl_pid_of_uid(init, 1, 4242), -EPERM);
+		close(init);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1005,6 +1044,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stream_disconnect, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_listen, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exec, setup, teardown),
+		cmocka_unit_test(test_pid_of_uid),
 	};
 
 	log_init("test_varlink");
