@@ -1,9 +1,13 @@
 #!/bin/sh
 # bench/restart.sh [N] - per-restart latency (median, p99) and dying memory
-# cgroups added, the usual way (mkdir a cgroup per run, rmdir after) against
-# cgpoolctl exec, in one run on this machine. Run from a built checkout as root.
+# cgroups added, the usual way (mkdir a cgroup per run in every hierarchy
+# cgpool places a job in, rmdir after) against cgpoolctl exec, in one run on
+# this machine, with the kernel memory each way adds (/proc/meminfo's
+# Percpu, Slab, SUnreclaim, KReclaimable, after - before) and the usual
+# way's per dying memcg. N: the argument, else $RESTARTS, else 200. Run from
+# a built checkout as root (bench/restart-vm.sh runs it in the test VMs).
 #   sh bench/restart.sh 1000
-N=${1:-200}
+N=${1:-${RESTARTS:-200}}
 . "$(dirname "$0")/common.sh"
 
 dd if=/dev/zero of="$T_DIR/temp" bs=4096 count=1 2>/dev/null
@@ -15,25 +19,64 @@ stats() {
 		END { m = v[int((NR + 1) / 2)]; p = v[int(NR * 0.99 + 0.999)];
 		      printf "%.0f %.0f %.0f\n", m / 1000, p / 1000, s / NR / 1000 }'
 }
+# kmem: "Percpu Slab SUnreclaim KReclaimable" from /proc/meminfo, kB ("-"
+# for a field this kernel does not have)
+KMEM_FIELDS="Percpu Slab SUnreclaim KReclaimable"
+kmem() {
+	awk -v f="$KMEM_FIELDS" '{ v[$1] = $2 }
+		END { n = split(f, k, " "); for (i = 1; i <= n; i++) printf "%s%s", (k[i] ":") in v ? v[k[i] ":"] : "-", i < n ? " " : "\n" }' /proc/meminfo
+}
+# kmem_delta BEFORE AFTER [DIV]: (after - before) per field, divided by DIV
+kmem_delta() {
+	awk -v b="$1" -v a="$2" -v d="${3:-}" 'BEGIN {
+		n = split(b, x, " "); split(a, y, " ")
+		for (i = 1; i <= n; i++) {
+			if (x[i] == "-" || y[i] == "-") s = "-"
+			else if (d == "") s = sprintf("%+d", y[i] - x[i])
+			else if (d > 0) s = sprintf("%.2f", (y[i] - x[i]) / d)
+			else s = "-"
+			printf "%s%s", s, i < n ? " " : "\n"
+		}
+	}'
+}
 
-naive="$T_MEMMNT$T_OWN/cgpool-bench-$$"
-mkdir "$naive"
+# the usual way's cgroup in every hierarchy cgpool places a job in: memory
+# and pids, wherever they are, and a hybrid host's controller-less cgroup2
+naive_dirs=
+for mnt in $(awk '$3 == "cgroup2" || ($3 == "cgroup" && $4 ~ /(^|,)(memory|pids)(,|$)/) { print $2 }' /proc/mounts); do
+	d="$mnt$T_OWN/cgpool-bench-$$"
+	mkdir -p "$d" || hard_error "mkdir $d"
+	naive_dirs="$naive_dirs $d"
+done
+# on v2 the runs get memory (and pids) cgroups of their own only with the
+# controllers enabled for them
+if [ "$T_MEMORY" = v2 ]; then
+	for c in memory pids; do
+		grep -qw "$c" "$T_MEMMNT$T_OWN/cgpool-bench-$$/cgroup.controllers" || continue
+		echo "+$c" > "$T_MEMMNT$T_OWN/cgpool-bench-$$/cgroup.subtree_control" || hard_error "enable $c for the runs"
+	done
+fi
 before=$(dying_memcgs)
+kb0=$(kmem)
 i=0
 while [ $i -lt "$N" ]; do
 	t=$(ns)
-	mkdir "$naive/run$i"
-	sh -c 'echo $$ > "$1/cgroup.procs" && cat "$2/temp" >> "$2/log"' sh "$naive/run$i" "$T_DIR"
-	rmdir "$naive/run$i"
+	for d in $naive_dirs; do mkdir "$d/run$i"; done
+	sh -c 'r=$1 t=$2; shift 2; for d; do echo $$ > "$d/$r/cgroup.procs" || exit 1; done; cat "$t/temp" >> "$t/log"' \
+		sh "run$i" "$T_DIR" $naive_dirs
+	for d in $naive_dirs; do rmdir "$d/run$i"; done
 	echo $(( $(ns) - t )) >> "$T_DIR/naive.ns"
 	i=$((i + 1))
 done
-rmdir "$naive"
+for d in $naive_dirs; do rmdir "$d"; done
+sleep 1 # RCU callbacks and the offline work of the last removals
 naive_dying=$(( $(dying_memcgs) - before ))
+naive_kmem=$(kmem_delta "$kb0" "$(kmem)")
 
 start_daemon
 probe_verdict > /dev/null # the probe removes a cgroup of its own: let it settle
 before=$(dying_memcgs)
+kb0=$(kmem)
 i=0
 while [ $i -lt "$N" ]; do
 	t=$(ns)
@@ -41,19 +84,25 @@ while [ $i -lt "$N" ]; do
 	echo $(( $(ns) - t )) >> "$T_DIR/cgpool.ns"
 	i=$((i + 1))
 done
+sleep 1
 cgpool_dying=$(( $(dying_memcgs) - before ))
+cgpool_kmem=$(kmem_delta "$kb0" "$(kmem)")
 runs=$("$CGPOOLCTL" --json status web | json runs)
 
 set -- $(stats "$T_DIR/naive.ns"); nm=$1 np=$2 na=$3
 set -- $(stats "$T_DIR/cgpool.ns"); cm=$1 cp=$2 ca=$3
 cat <<EOR
 machine: $(nproc) cores, $(free -g | awk '/^Mem:/ { print $2 }') GiB, kernel $(uname -r), memory controller on cgroup $T_MEMORY
-restarts: $N (job: append a 4 KiB file to a log)
+restarts: $N (job: append a 4 KiB file to a log); usual way's cgroups in: $(echo $naive_dirs | sed "s|$T_OWN/cgpool-bench-$$||g")
                  median_us  p99_us  mean_us  dying_memcgs_added
 usual way        $nm $np $na $naive_dying
 cgpoolctl exec   $cm $cp $ca $cgpool_dying
 ratio cgpool/usual (median latency): $(awk "BEGIN { printf \"%.2f\", $cm / $nm }")
 runs counted by cgpool: $runs
+kernel memory added, kB (/proc/meminfo after - before): $KMEM_FIELDS
+usual way        $naive_kmem
+cgpoolctl exec   $cgpool_kmem
+usual way, per dying memcg: $(kmem_delta "0 0 0 0" "$naive_kmem" "$naive_dying")
 EOR
 rm -f "$T_DIR/log" "$T_DIR/log2"
 T_FAILS=0
