@@ -129,8 +129,7 @@ check "the journal saw the watchdog" sh -c "journalctl --no-pager -u cgpoold | g
 # ---- reload with a bad config: the daemon and the old config stay
 cp /etc/cgpool/cgpool.conf /tmp/good.conf
 printf 'warm = lots\n' >> /etc/cgpool/cgpool.conf
-systemctl reload cgpoold
-sleep 1
+check "bad reload: systemctl reload fails" sh -c '! systemctl reload cgpoold'
 check "bad reload: the daemon is still active" test "$(systemctl is-active cgpoold.service)" = active
 check "bad reload: the same daemon" test "$(systemctl show -p MainPID --value cgpoold)" = "$main"
 journalctl --sync
