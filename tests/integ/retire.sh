@@ -107,7 +107,10 @@ else
 	check "reparent: verdict within verify_timeout" [ "$(field "$out" elapsed_ms)" -le 17000 ]
 	if [ "$T_MEMORY" = v1 ]; then
 		orphan=$(orphan_bytes_v1)
-		check "reparent: the pinned group still holds its pages ($orphan bytes)" [ "$orphan" -ge $((7 * MIB)) ]
+		# most of them: a host that pages out cold memory on its own (DAMON
+		# reclaim) may have taken some of the 8 MiB during the 15 s; a
+		# kernel that reparented would have left none
+		check "reparent: the pinned group still holds its pages ($orphan bytes)" [ "$orphan" -ge $((4 * MIB)) ]
 	else
 		check "reparent: the pinned group is still dying" [ "$(dying_memcgs)" -gt "$base" ]
 	fi
