@@ -571,6 +571,7 @@ static void act_scrub(struct slot *s)
 			scrub_done(scrub_fn(s), s);
 	}
 	pool_reset_limits(s);
+	pool_tenant_free(s); /* the last key's job, if any, is over (a state file of an older daemon may still name one) */
 	log_event(LOG_INFO, &(struct log_fields){ .key = s->key, .slot = s->name },
 		  "slot %s: recycled from key %s after %llu runs", s->name, s->key, (unsigned long long)s->runs);
 	pool_slot_set_key(s, "");

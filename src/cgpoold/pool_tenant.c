@@ -209,6 +209,12 @@ static void job_end(struct slot *s)
 	t->kill_rounds = 0;
 	if (n > 0)
 		kill_round(s);
+	else if (s->state != SLOT_RUNNING)
+		/* the run ended before its last holder did (a step's tasks exit
+		 * before its slurmstepd): no run end is coming to forget the
+		 * tenant, and a tenant left on the slot would end the slot's
+		 * next key after a restart as if it were this job */
+		pool_tenant_free(s);
 	pool_save(s->pool, s);
 }
 

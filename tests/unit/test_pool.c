@@ -1302,6 +1302,45 @@ static void test_job_tenant(void **state)
 	assert_int_equal(s->runs, 2);
 }
 
+/* A step's tasks exit before its slurmstepd: the run has ended when the
+ * job's last holder goes. The job ends then all the same (the key
+ * released), and the tenant goes with it: the slot's next key is nobody's
+ * job, and a restart of the daemon leaves that key's processes alone. */
+static void test_job_ends_after_run(void **state)
+{
+	struct env *e = *state;
+	pid_t h = spawn(e, "/"), t = spawn(e, "/"), next, bad = 0;
+	struct slot *s = NULL, *first;
+
+	e->conf->pool.max_slots = 1; /* the next key gets the job's slot, */
+	e->conf->pool.warm = 1;       /* recycled by the warm refill once released */
+	env_start(e);
+	struct attach_req req = { "slurm.31", NULL, 0, &t, 1, NULL, 0, "slurm:31:0", h, false, NULL };
+	assert_int_equal(pool_attach_req(e->pool, &req, &s, &bad), 0);
+	assert_int_equal(cgsim_exit(e->sim, t), 0);
+	assert_non_null(pump_until(e, "slurm.31", SLOT_IDLE, 3.0));
+	assert_string_equal(pool_tenant_job(s), "slurm:31:0"); /* the holder lives: still the job's */
+	assert_int_equal(cgsim_exit(e->sim, h), 0);
+	pump(e, 0.3);
+	assert_true(s->released || s->state == SLOT_WARM);
+	assert_null(pool_tenant_job(s));
+	/* the slot's next key, a plain run; then a restart */
+	first = s;
+	pump(e, 0.5);
+	next = spawn(e, "/");
+	s = attach1(e, "other.31", next);
+	assert_ptr_equal(s, first);
+	assert_null(pool_tenant_job(s));
+	env_stop(e);
+	env_start(e);
+	pump(e, 0.3);
+	s = pool_find(e->pool, "other.31");
+	assert_non_null(s);
+	assert_int_equal(s->state, SLOT_RUNNING);
+	assert_null(pool_tenant_job(s));
+	assert_int_equal(kill(next, 0), 0);
+}
+
 static void count_frozen(struct slot *s, int r, void *ud)
 {
 	assert_int_equal(r, 0);
@@ -1439,6 +1478,7 @@ int main(void)
 		BOTH(test_cpuset_limits),
 		BOTH(test_devices_limit),
 		BOTH(test_job_tenant),
+		BOTH(test_job_ends_after_run),
 		BOTH(test_job_freeze),
 		BOTH(test_job_tenant_polled),
 		BOTH(test_release_recycles_first),
