@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include "cgpool.h"
+#include "dying.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -32,6 +33,7 @@ enum {
 	OPT_MODE = 1 << 5,
 	OPT_WAIT = 1 << 6,
 	OPT_LIMIT = 1 << 7,
+	OPT_TOP = 1 << 8,
 	OPT_GLOBAL = OPT_SOCKET | OPT_JSON | OPT_HELP | OPT_VERSION,
 };
 
@@ -47,6 +49,7 @@ struct ctx {
 	char **cmdv; /* exec: CMD [ARG...], NULL-terminated */
 	json_t *pids; /* attach: validated before connecting */
 	json_t *limits; /* attach, exec: --limit NAME=VALUE, as given */
+	int top;	/* dying: subtrees shown */
 	struct cgpool *c;
 };
 
@@ -69,7 +72,7 @@ struct option_def {
 static const struct option_def options[] = {
 	{ "socket", OPT_SOCKET, true }, { "json", OPT_JSON, false }, { "help", OPT_HELP, false },
 	{ "version", OPT_VERSION, false }, { "class", OPT_CLASS, true }, { "mode", OPT_MODE, true },
-	{ "wait", OPT_WAIT, false }, { "limit", OPT_LIMIT, true },
+	{ "wait", OPT_WAIT, false }, { "limit", OPT_LIMIT, true }, { "top", OPT_TOP, true },
 };
 
 static const char *const retire_modes[] = { "auto", "reparent", "drain" };
@@ -666,6 +669,36 @@ static int cmd_health(struct ctx *x)
 	return why[0] ? EX_FAIL : 0;
 }
 
+/* dying: the census of dying memory cgroups, from the kernel's files; what
+ * could not be read goes to stderr (and "unreadable" in the JSON) */
+static int cmd_dying(struct ctx *x)
+{
+	json_t *census, *e;
+	size_t i;
+	int r = dying_census(x->top ? x->top : DYING_TOP_DEFAULT, &census);
+
+	if (!census) {
+		fprintf(stderr, "cgpoolctl: dying: %s\n", strerror(-r));
+		return EX_FAIL;
+	}
+	if (x->json)
+		print_json(census);
+	else
+		dying_print(census);
+	fflush(stdout);
+	json_array_foreach(json_object_get(census, "unreadable"), i, e)
+		fprintf(stderr, "cgpoolctl: dying: cannot read %s\n", json_string_value(e));
+	if (json_integer_value(json_object_get(census, "unreadable_count")) > (json_int_t)i)
+		fprintf(stderr, "cgpoolctl: dying: and %lld more\n",
+			(long long)(json_integer_value(json_object_get(census, "unreadable_count")) - (json_int_t)i));
+	if (r == -ENOENT && !json_object_get(census, "layout"))
+		fprintf(stderr, "cgpoolctl: dying: no memory controller is mounted (cgroup2 or a v1 memory hierarchy)\n");
+	else if (r < 0)
+		fprintf(stderr, "cgpoolctl: dying: the total is not known: %s\n", strerror(-r));
+	json_decref(census);
+	return r < 0 ? EX_FAIL : 0;
+}
+
 static const struct command commands[] = {
 	{ "exec", 1, 1, OPT_CLASS | OPT_LIMIT, true, cmd_exec, "KEY [--class NAME] [--limit NAME=VALUE]... -- CMD [ARG...]",
 	  "run CMD in KEY's slot (this process moves there, then executes CMD)" },
@@ -689,6 +722,8 @@ static const struct command commands[] = {
 	{ "metrics", 0, 0, 0, false, cmd_metrics, "", "Prometheus text exposition of the counters" },
 	{ "health", 0, 0, 0, false, cmd_health, "",
 	  "exit 0 when the daemon answers and can place a job now (for a node health check)" },
+	{ "dying", 0, 0, OPT_TOP, false, cmd_dying, "[--top N]",
+	  "the machine's dying memory cgroups, from the kernel's files (no daemon needed)" },
 };
 
 /* ------------------------------------------------------------------ main */
@@ -750,6 +785,20 @@ static int add_limit(struct ctx *x, const struct command *cmd, const char *val)
 	return 0;
 }
 
+/* --top N: 1 to DYING_TOP_MAX */
+static int parse_top(struct ctx *x, const struct command *cmd, const char *val)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(val, &end, 10);
+	if (!isdigit((unsigned char)val[0]) || errno || *end || v < 1 || v > DYING_TOP_MAX)
+		return usage(cmd, "--top takes a number from 1 to %d: %s", DYING_TOP_MAX, val);
+	x->top = (int)v;
+	return 0;
+}
+
 /* one "--name[=value]" at argv[*i]; returns 0 or the usage exit code */
 static int parse_option(struct ctx *x, const struct command *cmd, char **argv, int argc, int *i)
 {
@@ -778,6 +827,7 @@ static int parse_option(struct ctx *x, const struct command *cmd, char **argv, i
 	case OPT_MODE: x->mode = val; break;
 	case OPT_WAIT: x->wait = true; break;
 	case OPT_LIMIT: return add_limit(x, cmd, val);
+	case OPT_TOP: return parse_top(x, cmd, val);
 	}
 	return 0;
 }
@@ -872,6 +922,10 @@ int main(int argc, char **argv)
 		r = check_args(&x, cmd);
 	if (r || x.help || x.version)
 		goto out;
+	if (cmd->fn == cmd_dying) { /* reads the kernel's files itself: no daemon */
+		r = cmd_dying(&x);
+		goto out;
+	}
 	if (!x.socket)
 		x.socket = getenv("CGPOOL_SOCKET");
 	if (!x.socket || !*x.socket)
