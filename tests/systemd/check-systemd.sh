@@ -6,7 +6,11 @@
 # systemd up on cgroup v2, the shipped units start the daemon) and
 # survive.sh (jobs survive restart, stop, SIGKILL and a watchdog abort of
 # the daemon; reload with a bad config) and slurm.sh (Slurm on the v2 node:
-# Slurm's own cgroups, then conf/slurm/v2/).
+# Slurm's own cgroups, then conf/slurm/v2/), then package.sh (upgrade,
+# reload, remove and purge of the packages). The build comes as the Debian
+# packages of tests/pkg/build-debs.sh (built once for both kernels), which
+# the guest installs with dpkg; where they cannot be built here, as `make
+# install`'s tree (package.sh then skips and says why).
 # CGPOOL_VM=no skips it. Exit: 1 when a payload failed on some kernel, else
 # 77 when some kernel or the image could not be had (reason printed), else 0.
 set -u
@@ -19,5 +23,17 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../vm/results.sh"
 # slurm.sh takes about 320 to 390 s in a guest (with MariaDB and slurmdbd,
 # another VM on the host): each payload gets 600 s
-run_kernel() { CGPOOL_VM_TEST_TIMEOUT=${CGPOOL_VM_TEST_TIMEOUT:-600} sh "$here/run-systemd-vm.sh" "$1" "$here/smoke.sh" "$here/survive.sh" "$here/slurm.sh"; }
+debs=$(mktemp -d "${TMPDIR:-/tmp}/cgpool-sd-debs.XXXXXX") || exit 99
+trap 'rm -rf "$debs"' EXIT
+if sh "$here/../pkg/build-debs.sh" "$debs" > "$debs/build-debs.out" 2>&1; then
+	export CGPOOL_VM_DEBS=$debs
+	say "the guests install the packages: $(cd "$debs" && ls *.deb | tr '\n' ' ')"
+else
+	cat "$debs/build-debs.out"
+	say "no packages (above): the guests get make install's tree"
+fi
+run_kernel() {
+	CGPOOL_VM_TEST_TIMEOUT=${CGPOOL_VM_TEST_TIMEOUT:-600} sh "$here/run-systemd-vm.sh" "$1" \
+		"$here/smoke.sh" "$here/survive.sh" "$here/slurm.sh" "$here/package.sh"
+}
 vm_each_kernel check-systemd run_kernel "$@"

@@ -21,7 +21,10 @@
 #             and the runner, copied into the root by the initramfs
 #   initrd    busybox, the virtio/ext4 modules and initrd-init.sh, which
 #             switch_roots to /lib/systemd/systemd
-# The build: CGPOOL_VM_DESTDIR when set (a `make install DESTDIR=` tree made
+# The build: CGPOOL_VM_DEBS when set (a directory of the .debs of
+# tests/pkg/build-debs.sh: the guest installs them with dpkg before the
+# payloads, as an admin would, -dev and debug packages left out); else
+# CGPOOL_VM_DESTDIR when set (a `make install DESTDIR=` tree made
 # with --prefix=/usr --sysconfdir=/etc --localstatedir=/var); else this
 # script makes one: `make distdir` of the configured tree in top_builddir
 # (default: the current directory), configured there with those options in
@@ -121,7 +124,14 @@ build() {
 		${MAKE:-make} -j"$(nproc)" >> "$WORK/build.log" 2>&1 &&
 		${MAKE:-make} install DESTDIR="$P/root" >> "$WORK/build.log" 2>&1
 }
-if [ -n "${CGPOOL_VM_DESTDIR:-}" ]; then
+if [ -n "${CGPOOL_VM_DEBS:-}" ]; then
+	mkdir -p "$P/vm/debs"
+	for deb in "$CGPOOL_VM_DEBS"/*.deb; do
+		case ${deb##*/} in *-dev_* | *-dbgsym_*) continue ;; esac
+		cp "$deb" "$P/vm/debs/" || hard "cannot copy $deb"
+	done
+	[ -n "$(ls "$P/vm/debs")" ] || hard "CGPOOL_VM_DEBS=$CGPOOL_VM_DEBS: no .deb there"
+elif [ -n "${CGPOOL_VM_DESTDIR:-}" ]; then
 	[ -d "$CGPOOL_VM_DESTDIR" ] || hard "CGPOOL_VM_DESTDIR=$CGPOOL_VM_DESTDIR: no such directory"
 	(cd "$CGPOOL_VM_DESTDIR" && tar cf - .) | (cd "$P/root" && tar xf -) || hard "cannot copy $CGPOOL_VM_DESTDIR"
 elif ! (build); then
@@ -136,7 +146,8 @@ for d in lib lib64 bin sbin; do
 	mkdir -p "$P/root/usr/$d" && cp -a "$P/root/$d/." "$P/root/usr/$d/" && rm -rf "${P:?}/root/$d" ||
 		hard "cannot move /$d of the install tree below /usr"
 done
-[ -x "$P/root/usr/sbin/cgpoold" ] || hard "the installed tree has no /usr/sbin/cgpoold (not --prefix=/usr?)"
+[ -n "${CGPOOL_VM_DEBS:-}" ] || [ -x "$P/root/usr/sbin/cgpoold" ] ||
+	hard "the installed tree has no /usr/sbin/cgpoold (not --prefix=/usr?)"
 T_BUILD=$(date +%s)
 
 # every library the installed ELF files need is in the image or the tree

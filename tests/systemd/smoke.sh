@@ -23,10 +23,10 @@ echo "root controllers: $(cat "$CG/cgroup.controllers"); system.slice gives: $(c
 
 # ---- the units, as the build would install them
 U=/etc/systemd/system
-# make install put them in systemd's unit directory (pkg-config systemd)
+# the packages (or make install) put them in systemd's unit directory
 I=/usr/lib/systemd/system
 for u in cgpoold.service cgpoold.socket; do
-	check "make install installed $u into $I" test -f "$I/$u"
+	check "$u is installed into $I" test -f "$I/$u"
 done
 grep -q '@[a-z]*@' "$I/cgpoold.service" "$I/cgpoold.socket" && fail "placeholders left in the units"
 check "the config was installed (/etc/cgpool/cgpool.conf)" test -f /etc/cgpool/cgpool.conf

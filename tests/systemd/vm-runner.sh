@@ -27,6 +27,16 @@ mkdir -p "$CG$U/init" "$CG$U/test/runner" &&
 	echo "VMERROR cannot set up the test cgroups below $U"
 T=$CG$U/test
 
+# the packages, where the run brought .debs instead of an installed tree:
+# installed as an admin would, with the systemd of this boot running
+if [ -d /vm/debs ]; then
+	if dpkg -i /vm/debs/*.deb > /var/tmp/dpkg-install.log 2>&1; then
+		echo "VMINFO installed: $(dpkg-query -W -f='${Package} ${Version}, ' cgpool libcgpool0 slurm-cgpool 2> /dev/null)"
+	else
+		sed 's/^/  /' /var/tmp/dpkg-install.log
+		echo "VMERROR dpkg -i of the packages failed"
+	fi
+fi
 ldconfig
 . /vm/env
 export CGPOOL_TEST_CGROUP="$U/test"
