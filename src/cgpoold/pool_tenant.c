@@ -202,8 +202,14 @@ static void job_end(struct slot *s)
 	t->ending = true;
 	/* a job suspended when it ended: its slot must not stay frozen for the next one */
 	cg_slot_freeze(s->pool->cg, s->name, false);
-	if (t->release)
+	if (t->release) {
 		pool_release(s->pool, s->key, &out);
+		t = s->tenant;
+		if (!t) { /* the release recycled the idle slot at once: the scrub forgot the tenant */
+			pool_save(s->pool, s);
+			return;
+		}
+	}
 	ev_init(&t->kill_timer, kill_timer_cb);
 	t->kill_timer.data = s;
 	t->kill_rounds = 0;
