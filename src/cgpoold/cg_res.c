@@ -565,11 +565,10 @@ void cg_res_forget(struct cg *cg, const char *name)
 static int reclaim_by_high(struct cg *cg, const char *name, uint64_t bytes)
 {
 	char path[PATH_MAX], old[64], num[32];
-	uint64_t before, after;
-	int r = cg_hpath(cg, cg->mem, name, "memory.current", path), w;
+	struct cg_memory before, after;
+	uint64_t want, got;
+	int r = cg_slot_memory_some(cg, name, CG_MEM_CURRENT, &before), w;
 
-	if (r == 0)
-		r = read_u64(cg, path, &before);
 	if (r == 0)
 		r = cg_hpath(cg, cg->mem, name, "memory.high", path);
 	if (r == 0 && (r = cg_read(cg, path, old, sizeof(old))) > 0)
@@ -577,16 +576,16 @@ static int reclaim_by_high(struct cg *cg, const char *name, uint64_t bytes)
 	if (r < 0)
 		return r;
 	old[strcspn(old, "\n")] = '\0';
-	snprintf(num, sizeof(num), "%llu", (unsigned long long)(before > bytes ? before - bytes : 0));
+	want = bytes < before.current ? bytes : before.current;
+	snprintf(num, sizeof(num), "%llu", (unsigned long long)(before.current - want));
 	w = cg_write(cg, path, num);
 	r = cg_write(cg, path, old[0] ? old : "max");
 	if (w < 0)
 		return w;
-	if (r < 0)
+	if (r < 0 || cg_slot_memory_some(cg, name, CG_MEM_CURRENT, &after) < 0)
 		return r;
-	if (cg_hpath(cg, cg->mem, name, "memory.current", path) < 0 || read_u64(cg, path, &after) < 0)
-		return 0;
-	return (after < before ? before - after : 0) < (bytes < before ? bytes : before) ? -EAGAIN : 0;
+	got = after.current < before.current ? before.current - after.current : 0;
+	return got < want ? -EAGAIN : 0;
 }
 
 int cg_slot_reclaim(struct cg *cg, const char *name, uint64_t bytes)

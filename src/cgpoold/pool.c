@@ -27,7 +27,7 @@ struct cg *pool_cg(const struct pool *p)
 	return p->cg;
 }
 
-static struct run *slot_cur_run(struct slot *s)
+struct run *pool_cur_run(struct slot *s)
 {
 	return (struct run *)slot_last_run(s);
 }
@@ -485,7 +485,7 @@ static void act_run_start(struct slot *s, enum slot_state prev)
 
 static void act_run_end(struct slot *s, enum slot_state prev)
 {
-	struct run *run = slot_cur_run(s);
+	struct run *run = pool_cur_run(s);
 	struct cg_memory mem;
 	char tr[64];
 

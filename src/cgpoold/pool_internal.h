@@ -75,6 +75,8 @@ void pool_save_all(struct pool *p);
 struct slot *pool_slot_alloc(struct pool *p, unsigned id);
 /* the index in p->slots of the first slot with an id >= id (nslots: none) */
 size_t pool_slot_index(const struct pool *p, unsigned id);
+/* the slot's current (last) run, to write into; NULL before its first */
+struct run *pool_cur_run(struct slot *s);
 int pool_insert(struct pool *p, struct slot *s);
 struct slot *pool_find_name(struct pool *p, const char *name);
 /* the key a slot serves: "" unbinds it */

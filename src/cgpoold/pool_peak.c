@@ -81,7 +81,7 @@ static void peak_cb(struct ev_loop *loop, ev_timer *w, int revents)
 		s = p->slots[i];
 		if (s->state != SLOT_RUNNING)
 			continue;
-		pool_peak_sample(s, (struct run *)slot_last_run(s));
+		pool_peak_sample(s, pool_cur_run(s));
 		reads++;
 	}
 	p->peak_next = i < n ? p->slots[i]->id : 0;

@@ -194,6 +194,7 @@ static void job_end(struct slot *s)
 	struct tenant *t = s->tenant;
 	struct slot *out;
 	unsigned n = 0;
+	bool release = t->release;
 
 	cg_slot_nprocs(s->pool->cg, s->name, &n);
 	log_event(LOG_INFO, &(struct log_fields){ .key = s->key, .slot = s->name },
@@ -202,14 +203,6 @@ static void job_end(struct slot *s)
 	t->ending = true;
 	/* a job suspended when it ended: its slot must not stay frozen for the next one */
 	cg_slot_freeze(s->pool->cg, s->name, false);
-	if (t->release) {
-		pool_release(s->pool, s->key, &out);
-		t = s->tenant;
-		if (!t) { /* the release recycled the idle slot at once: the scrub forgot the tenant */
-			pool_save(s->pool, s);
-			return;
-		}
-	}
 	ev_init(&t->kill_timer, kill_timer_cb);
 	t->kill_timer.data = s;
 	t->kill_rounds = 0;
@@ -221,6 +214,10 @@ static void job_end(struct slot *s)
 		 * tenant, and a tenant left on the slot would end the slot's
 		 * next key after a restart as if it were this job */
 		pool_tenant_free(s);
+	/* last: the release may recycle an idle slot at once, and its scrub
+	 * forgets the tenant (t is not to be used after it) */
+	if (release)
+		pool_release(s->pool, s->key, &out);
 	pool_save(s->pool, s);
 }
 
