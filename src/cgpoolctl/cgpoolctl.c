@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include "cgpool.h"
+#include "cg_census.h"
 #include "dying.h"
 
 #include <ctype.h>
@@ -675,7 +676,7 @@ static int cmd_dying(struct ctx *x)
 {
 	json_t *census, *e;
 	size_t i;
-	int r = dying_census(x->top ? x->top : DYING_TOP_DEFAULT, &census);
+	int r = cg_census(x->top ? x->top : CG_CENSUS_TOP_DEFAULT, &census);
 
 	if (!census) {
 		fprintf(stderr, "cgpoolctl: dying: %s\n", strerror(-r));
@@ -785,7 +786,7 @@ static int add_limit(struct ctx *x, const struct command *cmd, const char *val)
 	return 0;
 }
 
-/* --top N: 1 to DYING_TOP_MAX */
+/* --top N: 1 to CG_CENSUS_TOP_MAX */
 static int parse_top(struct ctx *x, const struct command *cmd, const char *val)
 {
 	char *end;
@@ -793,8 +794,8 @@ static int parse_top(struct ctx *x, const struct command *cmd, const char *val)
 
 	errno = 0;
 	v = strtol(val, &end, 10);
-	if (!isdigit((unsigned char)val[0]) || errno || *end || v < 1 || v > DYING_TOP_MAX)
-		return usage(cmd, "--top takes a number from 1 to %d: %s", DYING_TOP_MAX, val);
+	if (!isdigit((unsigned char)val[0]) || errno || *end || v < 1 || v > CG_CENSUS_TOP_MAX)
+		return usage(cmd, "--top takes a number from 1 to %d: %s", CG_CENSUS_TOP_MAX, val);
 	x->top = (int)v;
 	return 0;
 }
