@@ -55,6 +55,25 @@ if [ -n "$slurm_missing" ]; then
 		echo "setup: Slurm not installed; the tests under tests/slurm will be skipped"
 fi
 
+# promtool (Prometheus's rule checker and rule unit tests) for
+# tests/tree/prometheus.sh, taken out of Debian's prometheus package without
+# installing it: its postinst would start a Prometheus server
+PROMTOOL=/var/cache/cgpool-tools/promtool
+if [ ! -x "$PROMTOOL" ]; then
+	pt_tmp=
+	pt_get() { (cd "$pt_tmp" && apt-get download -qq prometheus > /dev/null 2>&1); }
+	if pt_tmp=$(mktemp -d) && { pt_get || { apt-get update -qq && pt_get; }; } &&
+		dpkg-deb -x "$pt_tmp"/prometheus_*.deb "$pt_tmp/x" &&
+		mkdir -p "${PROMTOOL%/*}" && cp "$pt_tmp/x/usr/bin/promtool" "$PROMTOOL.tmp" &&
+		chmod 0755 "$PROMTOOL.tmp" && mv "$PROMTOOL.tmp" "$PROMTOOL"; then
+		echo "setup: promtool in $PROMTOOL ($("$PROMTOOL" --version 2>&1 | head -n 1))"
+	else
+		rm -f "$PROMTOOL.tmp"
+		echo "setup: promtool not available; tests/tree/prometheus.sh will be skipped"
+	fi
+	rm -rf "$pt_tmp"
+fi
+
 [ -x configure ] || autoreconf -fi
 [ -f Makefile ] || ./configure --sysconfdir=/etc --localstatedir=/var
 make -j"$(nproc)"

@@ -8,6 +8,8 @@
 #include "cgpool.h"
 #include "cg_census.h"
 #include "dying.h"
+#include "text.h"
+#include "top.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -35,6 +37,8 @@ enum {
 	OPT_WAIT = 1 << 6,
 	OPT_LIMIT = 1 << 7,
 	OPT_TOP = 1 << 8,
+	OPT_DELAY = 1 << 9,
+	OPT_ONCE = 1 << 10,
 	OPT_GLOBAL = OPT_SOCKET | OPT_JSON | OPT_HELP | OPT_VERSION,
 };
 
@@ -51,6 +55,8 @@ struct ctx {
 	json_t *pids; /* attach: validated before connecting */
 	json_t *limits; /* attach, exec: --limit NAME=VALUE, as given */
 	int top;	/* dying: subtrees shown */
+	unsigned delay_ms; /* top: between refreshes, 0: the default */
+	bool once;	    /* top: one frame */
 	struct cgpool *c;
 };
 
@@ -74,33 +80,12 @@ static const struct option_def options[] = {
 	{ "socket", OPT_SOCKET, true }, { "json", OPT_JSON, false }, { "help", OPT_HELP, false },
 	{ "version", OPT_VERSION, false }, { "class", OPT_CLASS, true }, { "mode", OPT_MODE, true },
 	{ "wait", OPT_WAIT, false }, { "limit", OPT_LIMIT, true }, { "top", OPT_TOP, true },
+	{ "delay", OPT_DELAY, true }, { "once", OPT_ONCE, false },
 };
 
 static const char *const retire_modes[] = { "auto", "reparent", "drain" };
 
 /* ------------------------------------------------------------------ output */
-
-static void human_size(json_t *v, char *buf, size_t len)
-{
-	static const char units[] = "KMGTPE";
-	double d;
-	int u = -1;
-
-	if (!json_is_integer(v)) {
-		snprintf(buf, len, "-");
-		return;
-	}
-	d = (double)json_integer_value(v);
-	if (d < 1024) {
-		snprintf(buf, len, "%lldB", (long long)json_integer_value(v));
-		return;
-	}
-	while (d >= 1024 && u < 5) {
-		d /= 1024;
-		u++;
-	}
-	snprintf(buf, len, "%.1f%c", d, units[u]);
-}
 
 static void human_time(json_t *v, char *buf, size_t len)
 {
@@ -133,7 +118,7 @@ static void print_scalar(const char *key, json_t *v)
 	char buf[64];
 
 	if (in_list(key, size_fields, sizeof(size_fields) / sizeof(size_fields[0]))) {
-		human_size(v, buf, sizeof(buf));
+		text_size_json(v, buf, sizeof(buf));
 		fputs(buf, stdout);
 	} else if (in_list(key, time_fields, sizeof(time_fields) / sizeof(time_fields[0]))) {
 		human_time(v, buf, sizeof(buf));
@@ -400,11 +385,11 @@ static void print_retire(struct ctx *x, json_t *reply)
 
 	printf("%s: %s", str_field(reply, "key", x->args[0]), outcome);
 	if (json_is_integer(json_object_get(reply, "lru_bytes"))) {
-		human_size(json_object_get(reply, "lru_bytes"), size, sizeof(size));
+		text_size_json(json_object_get(reply, "lru_bytes"), size, sizeof(size));
 		printf(", %s LRU", size);
 	}
 	if (json_integer_value(json_object_get(reply, "flushed_bytes")) > 0) {
-		human_size(json_object_get(reply, "flushed_bytes"), size, sizeof(size));
+		text_size_json(json_object_get(reply, "flushed_bytes"), size, sizeof(size));
 		printf(", %s written back first", size);
 	}
 	if (x->wait && json_is_integer(elapsed))
@@ -442,7 +427,7 @@ static void print_slot_line(json_t *s)
 	char runs[24], mem[32];
 
 	snprintf(runs, sizeof(runs), "%lld", (long long)json_integer_value(json_object_get(s, "runs")));
-	human_size(json_object_get(s, "memory_current"), mem, sizeof(mem));
+	text_size_json(json_object_get(s, "memory_current"), mem, sizeof(mem));
 	/* a supervised key that never started has no slot: its job state */
 	printf(LIST_FORMAT, str_field(s, "key", "-"), str_field(s, "state", str_field(s, "job_state", "?")), runs, mem,
 	       str_field(s, "path", "-"));
@@ -508,7 +493,7 @@ static void print_runs(json_t *runs)
 	json_array_foreach(runs, i, run) {
 		human_time(json_object_get(run, "started"), start, sizeof(start));
 		human_time(json_object_get(run, "ended"), end, sizeof(end));
-		human_size(json_object_get(run, "memory_peak"), peak, sizeof(peak));
+		text_size_json(json_object_get(run, "memory_peak"), peak, sizeof(peak));
 		st = json_object_get(run, "exit_status");
 		sig = json_object_get(run, "signal");
 		if (json_is_string(sig))
@@ -682,6 +667,7 @@ static int cmd_dying(struct ctx *x)
 		fprintf(stderr, "cgpoolctl: dying: %s\n", strerror(-r));
 		return EX_FAIL;
 	}
+	dying_daemon(x->socket, census);
 	if (x->json)
 		print_json(census);
 	else
@@ -698,6 +684,14 @@ static int cmd_dying(struct ctx *x)
 		fprintf(stderr, "cgpoolctl: dying: the total is not known: %s\n", strerror(-r));
 	json_decref(census);
 	return r < 0 ? EX_FAIL : 0;
+}
+
+/* top: a live view (top.c); it connects by itself and goes on without a daemon */
+static int cmd_top(struct ctx *x)
+{
+	struct top_opts o = { .socket = x->socket, .json = x->json, .once = x->once, .delay_ms = x->delay_ms };
+
+	return top_run(&o);
 }
 
 static const struct command commands[] = {
@@ -725,6 +719,8 @@ static const struct command commands[] = {
 	  "exit 0 when the daemon answers and can place a job now (for a node health check)" },
 	{ "dying", 0, 0, OPT_TOP, false, cmd_dying, "[--top N]",
 	  "the machine's dying memory cgroups, from the kernel's files (no daemon needed)" },
+	{ "top", 0, 0, OPT_DELAY | OPT_ONCE, false, cmd_top, "[-d|--delay SECONDS] [--once]",
+	  "the slots and the dying memory cgroups, redrawn until q (--once: one frame as text)" },
 };
 
 /* ------------------------------------------------------------------ main */
@@ -800,6 +796,29 @@ static int parse_top(struct ctx *x, const struct command *cmd, const char *val)
 	return 0;
 }
 
+/* --delay SECONDS, -d SECONDS: TOP_DELAY_MIN_MS to TOP_DELAY_MAX_MS */
+static int parse_delay(struct ctx *x, const struct command *cmd, const char *val)
+{
+	if (top_parse_delay(val, &x->delay_ms) < 0)
+		return usage(cmd, "--delay takes seconds, %g to %d with at most 3 decimals (0.5): %s",
+			     TOP_DELAY_MIN_MS / 1000.0, TOP_DELAY_MAX_MS / 1000, val);
+	return 0;
+}
+
+/* -h, and -d SECONDS where --delay is taken */
+static int parse_short(struct ctx *x, const struct command *cmd, char **argv, int argc, int *i)
+{
+	if (strcmp(argv[*i], "-h") == 0) {
+		x->help = true;
+		return 0;
+	}
+	if (strcmp(argv[*i], "-d") != 0 || !cmd || !(cmd->opts & OPT_DELAY))
+		return usage(cmd, "unknown option %s", argv[*i]);
+	if (*i + 1 >= argc || !*argv[*i + 1])
+		return usage(cmd, "option -d needs a value");
+	return parse_delay(x, cmd, argv[++*i]);
+}
+
 /* one "--name[=value]" at argv[*i]; returns 0 or the usage exit code */
 static int parse_option(struct ctx *x, const struct command *cmd, char **argv, int argc, int *i)
 {
@@ -829,6 +848,8 @@ static int parse_option(struct ctx *x, const struct command *cmd, char **argv, i
 	case OPT_WAIT: x->wait = true; break;
 	case OPT_LIMIT: return add_limit(x, cmd, val);
 	case OPT_TOP: return parse_top(x, cmd, val);
+	case OPT_DELAY: return parse_delay(x, cmd, val);
+	case OPT_ONCE: x->once = true; break;
 	}
 	return 0;
 }
@@ -853,9 +874,8 @@ static int parse_args(struct ctx *x, int argc, char **argv, const struct command
 			if ((r = parse_option(x, cmd, argv, argc, &i)) != 0)
 				return r;
 		} else if (!opts_done && a[0] == '-' && a[1]) {
-			if (strcmp(a, "-h") != 0)
-				return usage(cmd, "unknown option %s", a);
-			x->help = true;
+			if ((r = parse_short(x, cmd, argv, argc, &i)) != 0)
+				return r;
 		} else if (!cmd) {
 			if (!(cmd = find_command(a)))
 				return usage(NULL, "unknown command: %s", a);
@@ -923,14 +943,18 @@ int main(int argc, char **argv)
 		r = check_args(&x, cmd);
 	if (r || x.help || x.version)
 		goto out;
-	if (cmd->fn == cmd_dying) { /* reads the kernel's files itself: no daemon */
-		r = cmd_dying(&x);
-		goto out;
-	}
 	if (!x.socket)
 		x.socket = getenv("CGPOOL_SOCKET");
 	if (!x.socket || !*x.socket)
 		x.socket = CGPOOL_DEFAULT_SOCKET;
+	if (cmd->fn == cmd_top) {
+		r = cmd_top(&x);
+		goto out;
+	}
+	if (cmd->fn == cmd_dying) { /* reads the kernel's files itself: the daemon is optional */
+		r = cmd_dying(&x);
+		goto out;
+	}
 	r = strcmp(cmd->name, "health") == 0 ? cgpool_connect_timeout(x.socket, HEALTH_TIMEOUT_MS, &x.c)
 					       : cgpool_connect(x.socket, &x.c);
 	if (r < 0) {

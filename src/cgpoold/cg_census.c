@@ -41,7 +41,9 @@ struct census {
 	bool incomplete; /* some directory or file could not be read */
 	json_t *unreadable; /* "PATH: error", at most MAX_ERRORS */
 	ull nunreadable;
-	json_t *units; /* v2: cgroup path -> dying memcgs removed below it */
+	json_t *units; /* v2: cgroup path -> {dying, memory_bytes} removed below it */
+	ull held;      /* v2: the memory_bytes of the units, summed */
+	bool held_known;
 	json_t *out;
 };
 
@@ -257,15 +259,50 @@ static size_t unit_len(const char *rel)
 	return strlen(rel);
 }
 
-static void attribute(struct census *c, const char *dir, ull n)
+/* n dying memcgs were removed right below dir; bytes: what is charged to dir
+ * outside its live children (-1: not known) */
+static void attribute(struct census *c, const char *dir, ull n, long long bytes)
 {
 	const char *rel = dir[c->mntlen] ? dir + c->mntlen : "/";
 	char key[PATH_MAX];
-	json_t *v;
+	json_t *u, *b;
 
 	snprintf(key, sizeof(key), "%.*s", (int)unit_len(rel), rel);
-	v = json_object_get(c->units, key);
-	json_object_set_new(c->units, key, json_integer((json_int_t)(n + (v ? (ull)json_integer_value(v) : 0))));
+	u = json_object_get(c->units, key);
+	if (!u) {
+		u = json_pack("{s:I, s:n}", "dying", (json_int_t)0, "memory_bytes");
+		if (json_object_set_new(c->units, key, u) < 0)
+			return;
+	}
+	json_object_set_new(u, "dying", json_integer(json_integer_value(json_object_get(u, "dying")) + (json_int_t)n));
+	if (bytes < 0)
+		return;
+	b = json_object_get(u, "memory_bytes");
+	json_object_set_new(u, "memory_bytes", json_integer((json_is_integer(b) ? json_integer_value(b) : 0) + bytes));
+	c->held += (ull)bytes;
+	c->held_known = true;
+}
+
+/* memory.current of c->path: bytes, or -1; 0 for a cgroup removed since
+ * it was listed (its charges are its parent's now) */
+static long long v2_memory(struct census *c)
+{
+	char file[PATH_MAX + 16], buf[64];
+	char *end;
+	unsigned long long v;
+	int r;
+
+	snprintf(file, sizeof(file), "%s/memory.current", c->path);
+	r = read_text(file, buf, sizeof(buf));
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0)
+		return -1;
+	errno = 0;
+	v = strtoull(buf, &end, 10);
+	if (errno || end == buf || (*end && *end != '\n') || v > LLONG_MAX)
+		return -1;
+	return (long long)v;
 }
 
 static int v2_count(struct census *c, const char *key, ull *out)
@@ -283,13 +320,19 @@ static int v2_count(struct census *c, const char *key, ull *out)
 }
 
 /* c->path (len bytes) holds `dying` dying memcgs: what its children's
- * counters do not account for was removed right below it */
-static void v2_walk(struct census *c, size_t len, ull dying, int depth)
+ * counters do not account for was removed right below it. mem: its
+ * memory.current (-1: not known, or the root, which has none); what its
+ * live children's do not account for is charged to the ones removed there
+ * (and to what the kernel reparented to it: a cgroup with children has no
+ * processes of its own on v2). */
+static void v2_walk(struct census *c, size_t len, ull dying, long long mem, int depth)
 {
 	DIR *d = opendir(c->path);
 	struct dirent *e;
 	size_t sublen;
 	ull sum = 0, n;
+	long long live_mem = 0, m;
+	bool known = mem >= 0;
 
 	if (!d) {
 		unreadable(c, c->path, errno);
@@ -302,10 +345,15 @@ static void v2_walk(struct census *c, size_t len, ull dying, int depth)
 			unreadable(c, c->path, E2BIG);
 			break;
 		}
+		m = v2_memory(c);
+		if (m < 0)
+			known = false; /* a child's share is not known: neither is the rest */
+		else
+			live_mem += m;
 		if (v2_count(c, c->key, &n) == 0 && n > 0) {
 			sum += n;
 			if (depth < MAX_DEPTH)
-				v2_walk(c, sublen, n, depth + 1);
+				v2_walk(c, sublen, n, m, depth + 1);
 			else
 				unreadable(c, c->path, ELOOP);
 		}
@@ -314,7 +362,7 @@ static void v2_walk(struct census *c, size_t len, ull dying, int depth)
 	closedir(d);
 	c->path[len] = '\0';
 	if (dying > sum)
-		attribute(c, c->path, dying - sum);
+		attribute(c, c->path, dying - sum, !known ? -1 : mem > live_mem ? mem - live_mem : 0);
 }
 
 static int cmp_dying(const void *a, const void *b)
@@ -336,7 +384,8 @@ static void v2_subtrees(struct census *c, int top)
 
 	json_object_foreach(c->units, key, val)
 		if (v)
-			v[i++] = json_pack("{s:s, s:O}", "path", key, "dying", val);
+			v[i++] = json_pack("{s:s, s:O, s:O}", "path", key, "dying", json_object_get(val, "dying"),
+					   "memory_bytes", json_object_get(val, "memory_bytes"));
 	if (v)
 		qsort(v, n, sizeof(*v), cmp_dying);
 	for (i = 0; v && i < n; i++) {
@@ -349,6 +398,7 @@ static void v2_subtrees(struct census *c, int top)
 	free(v);
 	json_object_set_new(c->out, "subtrees", arr);
 	json_object_set_new(c->out, "subtrees_other", json_integer((json_int_t)other));
+	json_object_set_new(c->out, "dying_memory_bytes", c->held_known ? json_integer((json_int_t)c->held) : json_null());
 }
 
 static int census_v2(struct census *c, int top, ull *total, ull *live, const char **live_rule)
@@ -380,7 +430,7 @@ static int census_v2(struct census *c, int top, ull *total, ull *live, const cha
 	json_object_set_new(c->out, "dying_cgroups", json_integer((json_int_t)all));
 	c->units = json_object();
 	if (*total > 0)
-		v2_walk(c, c->mntlen, *total, 0);
+		v2_walk(c, c->mntlen, *total, -1, 0);
 	v2_subtrees(c, top);
 	json_decref(c->units);
 	return 0;
@@ -466,6 +516,7 @@ static int census_v1(struct census *c, ull *total, ull *live)
 	snprintf(src, sizeof(src), "/proc/cgroups memory num_cgroups - live directories of %s", c->mnt);
 	json_object_set_new(c->out, "source", json_string(src));
 	json_object_set_new(c->out, "subtrees", json_array());
+	json_object_set_new(c->out, "dying_memory_bytes", json_null());
 	json_object_set_new(c->out, "subtrees_note",
 			    json_string("not attributable on cgroup v1, which counts dying memory cgroups only machine-wide"));
 	return c->incomplete ? -EACCES : 0;

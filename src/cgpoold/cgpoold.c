@@ -18,6 +18,7 @@
 #include "cg.h"
 #include "cg_files.h"
 #include "conf.h"
+#include "metrics_census.h"
 #include "metrics_dying.h"
 #include "job.h"
 #include "log.h"
@@ -49,6 +50,7 @@ struct daemon {
 	struct cg *cg;
 	struct work *work;
 	struct dying_cache *dying;
+	struct census_cache *census;
 	struct pool *pool;
 	struct jobs *jobs;
 	struct retire *retire;
@@ -356,6 +358,13 @@ static int start(struct daemon *d)
 	jobs_start(d->jobs);
 	probe_start(d->probe);
 	start_pressure(d);
+	/* after the pool: its state directory holds the census history */
+	r = census_cache_new(d->loop, d->work, d->conf->daemon.state_dir, &d->census);
+	if (r < 0) {
+		log_err("census of dying memcgs: %s", strerror(-r));
+		return 1;
+	}
+	hooks.census = d->census;
 	r = open_socket(d, &fd);
 	if (r < 0) {
 		log_err("control socket %s: %s", d->conf->daemon.socket, strerror(-r));
@@ -391,6 +400,7 @@ static void stop(struct daemon *d)
 	probe_free(d->probe); /* right before the engine it uses */
 	retire_free(d->retire);
 	pool_free(d->pool);
+	census_cache_free(d->census);
 	dying_cache_free(d->dying);
 	work_free(d->work);
 	cg_close(d->cg);

@@ -725,6 +725,7 @@ static json_t *daemon_json(struct manager *m)
 	const struct conf *c = *m->conf;
 	struct retire_stats st = { 0 };
 	struct cg_dying dying;
+	struct state_totals tot;
 	unsigned n[SLOT_NSTATES];
 	json_t *j;
 
@@ -752,6 +753,13 @@ static json_t *daemon_json(struct manager *m)
 	json_object_set_new(j, "recent_retirements", retirements_json(m));
 	if ((m->hooks.dying ? dying_cache_get(m->hooks.dying, &dying, NULL) : cg_dying(pool_cg(m->pool), &dying)) == 0)
 		json_object_set_new(j, "dying_memcgs", json_integer((json_int_t)dying.count));
+	pool_totals(m->pool, &tot);
+	json_object_set_new(j, "runs_placed", json_integer((json_int_t)tot.runs_placed));
+	json_object_set_new(j, "slot_cgroups_created", json_integer((json_int_t)tot.slot_cgroups));
+	if (m->hooks.census) {
+		census_cache_get(m->hooks.census, NULL); /* a fresh one for the next call */
+		json_object_set_new(j, "census_history", census_cache_history(m->hooks.census));
+	}
 	return j;
 }
 
@@ -928,7 +936,7 @@ static void m_metrics(struct vl_call *call, json_t *params, void *ud)
 	struct manager *m = ud;
 	struct metrics_in in = { m->pool, m->hooks.retire, m->attaches, m->refusals,
 				 m->hooks.max_stall_ms ? *m->hooks.max_stall_ms : 0, m->hooks.stall, m->hooks.work,
-				 m->hooks.dying };
+				 m->hooks.dying, m->hooks.census };
 	char *text = metrics_text(&in);
 
 	if (!text)

@@ -23,6 +23,7 @@ struct manager_hooks {
 	const struct stall_hist *stall; /* loop iterations that ran callbacks; may be NULL */
 	struct work *work;              /* worker threads for kernel writes; may be NULL */
 	struct dying_cache *dying;      /* the dying-memcg count for reports; may be NULL */
+	struct census_cache *census;    /* the machine's census of dying memcgs; may be NULL */
 	struct jobs *jobs;              /* supervised jobs (Run, Stop, Restart); may be NULL */
 };
 

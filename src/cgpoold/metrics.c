@@ -99,6 +99,82 @@ static void retire_metrics(FILE *f, const struct metrics_in *in)
 	fprintf(f, "cgpool_lru_reparenting{value=\"%s\"} 1\n", lru_reparenting_name(lru));
 }
 
+/* a label value: \\, \" and \n escaped */
+static void label(FILE *f, const char *name, const char *v)
+{
+	fprintf(f, "{%s=\"", name);
+	for (; *v; v++) {
+		if (*v == '\\' || *v == '"')
+			fputc('\\', f);
+		if (*v == '\n')
+			fputs("\\n", f);
+		else
+			fputc(*v, f);
+	}
+	fputs("\"}", f);
+}
+
+static void subtree_series(FILE *f, json_t *census)
+{
+	json_t *e;
+	size_t i;
+
+	metric(f, "cgpool_node_dying_memcgs", "gauge",
+	       "The machine's dying memory cgroups by the subtree they were removed from (the largest, then "
+	       "\"other\"; cgroup v1: \"unattributed\"); the sum is the machine's total.");
+	if (json_is_string(json_object_get(census, "subtrees_note"))) {
+		fputs("cgpool_node_dying_memcgs{subtree=\"unattributed\"}", f);
+		fprintf(f, " %lld\n", (long long)json_integer_value(json_object_get(census, "total")));
+		return;
+	}
+	json_array_foreach(json_object_get(census, "subtrees"), i, e) {
+		fputs("cgpool_node_dying_memcgs", f);
+		label(f, "subtree", json_string_value(json_object_get(e, "path")));
+		fprintf(f, " %lld\n", (long long)json_integer_value(json_object_get(e, "dying")));
+	}
+	fprintf(f, "cgpool_node_dying_memcgs{subtree=\"other\"} %lld\n",
+		(long long)json_integer_value(json_object_get(census, "subtrees_other")));
+	metric(f, "cgpool_node_dying_memory_bytes", "gauge",
+	       "Memory charged below a subtree outside its live children: its dying memory cgroups' (cgroup v2).");
+	json_array_foreach(json_object_get(census, "subtrees"), i, e) {
+		if (!json_is_integer(json_object_get(e, "memory_bytes")))
+			continue;
+		fputs("cgpool_node_dying_memory_bytes", f);
+		label(f, "subtree", json_string_value(json_object_get(e, "path")));
+		fprintf(f, " %lld\n", (long long)json_integer_value(json_object_get(e, "memory_bytes")));
+	}
+}
+
+/* what cgpool saved, and the machine's census of dying memcgs */
+static void node_metrics(FILE *f, const struct metrics_in *in)
+{
+	struct state_totals t;
+	double age = 0;
+	json_t *c = in->census ? census_cache_get(in->census, &age) : NULL;
+
+	pool_totals(in->pool, &t);
+	metric(f, "cgpool_runs_placed_total", "counter", "Runs started in slots over the node's history (kept across restarts).");
+	fprintf(f, "cgpool_runs_placed_total %llu\n", (unsigned long long)t.runs_placed);
+	metric(f, "cgpool_slot_cgroups_created_total", "counter",
+	       "Slot cgroups made over the node's history; runs placed beyond them made no memory cgroup.");
+	fprintf(f, "cgpool_slot_cgroups_created_total %llu\n", (unsigned long long)t.slot_cgroups);
+	if (!c || !json_is_integer(json_object_get(c, "total")))
+		return;
+	subtree_series(f, c);
+	if (json_is_integer(json_object_get(c, "memcg_ids_left"))) {
+		metric(f, "cgpool_node_memcg_ids_left", "gauge", "Memory cgroup IDs left of 65535 (cgpoolctl dying says how counted).");
+		fprintf(f, "cgpool_node_memcg_ids_left %lld\n", (long long)json_integer_value(json_object_get(c, "memcg_ids_left")));
+	}
+	if (json_is_integer(json_object_get(c, "percpu_bytes"))) {
+		metric(f, "cgpool_node_percpu_bytes", "gauge", "The machine's per-CPU memory (/proc/meminfo Percpu).");
+		fprintf(f, "cgpool_node_percpu_bytes %lld\n", (long long)json_integer_value(json_object_get(c, "percpu_bytes")));
+	}
+	metric(f, "cgpool_node_census_age_seconds", "gauge", "Age of the census the cgpool_node_ series come from.");
+	fprintf(f, "cgpool_node_census_age_seconds %.3f\n", age);
+	metric(f, "cgpool_node_census_complete", "gauge", "1 when the census could read every cgroup it looked at.");
+	fprintf(f, "cgpool_node_census_complete %d\n", json_is_true(json_object_get(c, "complete")) ? 1 : 0);
+}
+
 char *metrics_text(const struct metrics_in *in)
 {
 	char *text = NULL;
@@ -114,6 +190,7 @@ char *metrics_text(const struct metrics_in *in)
 		work_metrics(f, in->work);
 	if (in->retire)
 		retire_metrics(f, in);
+	node_metrics(f, in);
 	if (fclose(f) != 0) {
 		free(text);
 		return NULL;

@@ -8,6 +8,7 @@
 #include "retire.h"
 #include "metrics_stall.h"
 #include "metrics_dying.h"
+#include "metrics_census.h"
 #include "work.h"
 
 struct metrics_in {
@@ -19,6 +20,7 @@ struct metrics_in {
 	const struct stall_hist *stall; /* may be NULL */
 	struct work *work;              /* may be NULL */
 	struct dying_cache *dying;      /* may be NULL: read now */
+	struct census_cache *census;    /* the machine's census; may be NULL: no node metrics */
 };
 
 /* newly allocated text, or NULL on ENOMEM */

@@ -260,10 +260,36 @@ void pool_slot_watch(struct pool *p, struct slot *s)
 	ev_timer_start(p->loop, &p->poll_timer);
 }
 
+/* The node's totals (what cgpool saved): kept with the state, which writes
+ * them with its next record. */
+static void count_total(struct pool *p, bool run)
+{
+	struct state_totals t;
+
+	if (!p->state)
+		return;
+	state_get_totals(p->state, &t);
+	if (run)
+		t.runs_placed++;
+	else
+		t.slot_cgroups++;
+	state_set_totals(p->state, &t);
+}
+
+void pool_totals(const struct pool *p, struct state_totals *out)
+{
+	if (p->state)
+		state_get_totals(p->state, out);
+	else
+		*out = (struct state_totals){ 0, 0 };
+}
+
 /* The new slot's directory was made (r from cg_slot_create): it joins the
  * pool, warm, or is given up. */
 static int grow_finish(struct pool *p, struct slot *s, int r)
 {
+	if (r == 0)
+		count_total(p, false);
 	if (r == -EEXIST)
 		r = 0;
 	if (r == -ENOSPC) { /* the kernel's cgroup IDs, not our max_slots */
@@ -476,6 +502,7 @@ static void act_run_start(struct slot *s, enum slot_state prev)
 	pool_peak_sample(s, run); /* the first sample, where the pool samples */
 	s->nrecent++;
 	s->runs++;
+	count_total(s->pool, true);
 	pool_peak_timer(s->pool);
 	log_event(LOG_INFO, &(struct log_fields){ .key = s->key, .slot = s->name, .event = LOG_EV_RUN_START,
 						 .run = s->runs },

@@ -18,6 +18,7 @@
 #include "conf.h"
 #include "retire.h"
 #include "slot.h"
+#include "state.h"
 #include "util.h"
 
 #define POOL_RECENT_RETIREMENTS 16
@@ -129,5 +130,8 @@ int pool_foreach(struct pool *p, int (*fn)(struct slot *s, void *ud), void *ud);
 struct slot *pool_slot_from(struct pool *p, unsigned id);
 void pool_counts(const struct pool *p, unsigned counts[SLOT_NSTATES]);
 struct cg *pool_cg(const struct pool *p);
+/* runs started in slots and slot cgroups made over the node's history (the
+ * state keeps them across restarts); zeros without a state */
+void pool_totals(const struct pool *p, struct state_totals *out);
 
 #endif

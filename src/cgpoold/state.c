@@ -220,6 +220,16 @@ static int journal_append(struct state *st, struct state_text *t)
 	return r;
 }
 
+void state_set_totals(struct state *st, const struct state_totals *t)
+{
+	st->totals = *t;
+}
+
+void state_get_totals(const struct state *st, struct state_totals *out)
+{
+	*out = st->totals;
+}
+
 int state_put(struct state *st, const struct slot *s, unsigned next_id)
 {
 	char buf[4096];
@@ -229,7 +239,9 @@ int state_put(struct state *st, const struct slot *s, unsigned next_id)
 	state_text_init(&t, buf, sizeof(buf));
 	state_text_put(&t, "{\"put\":", 7);
 	state_text_slot(&t, s);
-	state_text_printf(&t, ",\"next_id\":%u}", next_id);
+	state_text_printf(&t, ",\"next_id\":%u", next_id);
+	state_text_totals(&t, &st->totals);
+	state_text_put(&t, "}", 1);
 	r = journal_append(st, &t);
 	state_text_fini(&t);
 	return r;
@@ -244,7 +256,9 @@ int state_drop(struct state *st, const char *name, unsigned next_id)
 	state_text_init(&t, buf, sizeof(buf));
 	state_text_put(&t, "{\"drop\":", 8);
 	state_text_str(&t, name);
-	state_text_printf(&t, ",\"next_id\":%u}", next_id);
+	state_text_printf(&t, ",\"next_id\":%u", next_id);
+	state_text_totals(&t, &st->totals);
+	state_text_put(&t, "}", 1);
 	r = journal_append(st, &t);
 	state_text_fini(&t);
 	return r;
@@ -275,7 +289,9 @@ static char *snapshot_text(struct state *st, const struct slot *const *slots, si
 	state_text_init(&t, NULL, 0);
 	state_text_printf(&t, "{\"version\":%d,\"root\":", STATE_VERSION);
 	state_text_str(&t, st->root);
-	state_text_printf(&t, ",\"next_id\":%u,\"journal\":%llu,\"slots\":[", next_id, (unsigned long long)seq);
+	state_text_printf(&t, ",\"next_id\":%u,\"journal\":%llu", next_id, (unsigned long long)seq);
+	state_text_totals(&t, &st->totals);
+	state_text_put(&t, ",\"slots\":[", 10);
 	for (size_t i = 0; i < n; i++) {
 		if (i)
 			state_text_put(&t, ",", 1);

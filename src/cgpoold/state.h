@@ -6,6 +6,7 @@
 #include <ev.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct slot;
 struct state;
@@ -35,6 +36,17 @@ int state_load(struct state *st, unsigned *next_id, struct slot ***out, size_t *
  * the daemon) when this returns 0. */
 int state_put(struct state *st, const struct slot *s, unsigned next_id);
 int state_drop(struct state *st, const char *name, unsigned next_id);
+
+/* The node's totals over the daemon's history (what cgpool saved): written
+ * with every record and snapshot from now on, so that a crash loses none
+ * that a record covers; state_load sets them from the state it read (0 for
+ * state written before they were kept). */
+struct state_totals {
+	uint64_t runs_placed;   /* runs started in slots */
+	uint64_t slot_cgroups;  /* slot cgroups made */
+};
+void state_set_totals(struct state *st, const struct state_totals *t);
+void state_get_totals(const struct state *st, struct state_totals *out);
 
 /* Write a snapshot of exactly these slots and start a new journal. now:
  * in this process, before returning (at start-up); else in a child process

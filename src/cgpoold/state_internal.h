@@ -32,6 +32,7 @@ struct state {
 	size_t child_nslots;
 	int64_t child_start_us;
 	ev_child child;
+	struct state_totals totals; /* written with every record */
 };
 
 /* Text built in a caller's buffer, moved to the heap when it outgrows it;
@@ -52,6 +53,8 @@ void state_text_str(struct state_text *t, const char *s);
 /* one slot, as in the snapshot's "slots" array and in a journal's put record
  * (state_text.c) */
 void state_text_slot(struct state_text *t, const struct slot *s);
+/* ,"runs_placed":N,"slot_cgroups":N */
+void state_text_totals(struct state_text *t, const struct state_totals *tot);
 /* 0, or -EINVAL with *why (static text) */
 int state_slot_from_json(json_t *j, struct slot *s, const char **why);
 

@@ -334,6 +334,21 @@ static int cmp_slot_id(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
+/* A snapshot's or record's totals, when it has them (state written before
+ * they were kept has none): they only grow, so the largest seen stands. */
+static void load_totals(struct loaded *l, json_t *obj)
+{
+	json_int_t placed = -1, made = -1;
+	struct state_totals *t = &l->st->totals;
+
+	if (json_unpack(obj, "{s?I, s?I}", "runs_placed", &placed, "slot_cgroups", &made) < 0)
+		return;
+	if (placed > 0 && (uint64_t)placed > t->runs_placed)
+		t->runs_placed = (uint64_t)placed;
+	if (made > 0 && (uint64_t)made > t->slot_cgroups)
+		t->slot_cgroups = (uint64_t)made;
+}
+
 /* ---- the snapshot */
 
 static int snapshot_header(struct loaded *l, json_t *top, json_t **slots)
@@ -356,6 +371,7 @@ static int snapshot_header(struct loaded *l, json_t *top, json_t **slots)
 	}
 	l->next_id = (unsigned)next;
 	l->seq = (uint64_t)seq; /* version 1 had no journal: every journal is newer */
+	load_totals(l, top);
 	return 0;
 }
 
@@ -435,8 +451,10 @@ static int apply_record(struct loaded *l, json_t *rec, const char **why)
 		*why = "neither a slot put nor a slot drop";
 		r = -EINVAL;
 	}
-	if (r == 0)
+	if (r == 0) {
 		l->next_id = (unsigned)next;
+		load_totals(l, rec);
+	}
 	return r;
 }
 

@@ -166,3 +166,9 @@ void state_text_slot(struct state_text *t, const struct slot *s)
 	}
 	state_text_put(t, "}", 1);
 }
+
+void state_text_totals(struct state_text *t, const struct state_totals *tot)
+{
+	state_text_printf(t, ",\"runs_placed\":%llu,\"slot_cgroups\":%llu", (unsigned long long)tot->runs_placed,
+			  (unsigned long long)tot->slot_cgroups);
+}

@@ -23,7 +23,7 @@ near() { [ $(($1 - $2)) -le "$3" ] && [ $(($2 - $1)) -le "$3" ]; }
 census() { "$CGPOOLCTL" --json dying 2> "$T_DIR/census.err"; }
 # the census's count for the subtree $T_ROOT (0 when it is not listed)
 subtree_dying() {
-	n=$(census | sed -n "s|.*{\"path\": *\"$T_ROOT\", *\"dying\": *\([0-9]*\)}.*|\1|p")
+	n=$(census | sed -n "s|.*{\"path\": *\"$T_ROOT\", *\"dying\": *\([0-9]*\)[,}].*|\1|p")
 	echo "${n:-0}"
 }
 # the kernel's own witness: the pool root's counter (v2, the one the census
@@ -90,6 +90,10 @@ if [ "$T_MEMORY" = v2 ]; then
 	if [ "$added" -ge 90 ]; then
 		check "census names $T_ROOT with >= 90 dying (got $got)" [ "$got" -ge 90 ]
 		check "census total >= 90 (got $total)" [ "$total" -ge 90 ]
+		# each holds at least the page of the log it was first to write
+		held=$(census | sed -n "s|.*{\"path\": *\"$T_ROOT\", *\"dying\": *[0-9]*, *\"memory_bytes\": *\([0-9]*\)}.*|\1|p")
+		check "census: the memory they hold below $T_ROOT is >= 90 pages (got ${held:-none} bytes)" \
+			[ "${held:-0}" -ge $((90 * 4096)) ]
 	else
 		echo "note: the kernel freed them at rmdir; the census must agree with it"
 		check "census for $T_ROOT ($got) agrees with the kernel ($w)" near "$got" "$w" 2
