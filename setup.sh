@@ -74,6 +74,21 @@ if [ ! -x "$PROMTOOL" ]; then
 	rm -rf "$pt_tmp"
 fi
 
+# gnuplot for the PNG plots of bench/plot.sh (pngcairo, with a font for its
+# text); without recommends, like Slurm; the benches skip their plots and
+# tests/tree/bench-plot.sh is skipped when it cannot be installed
+plot_missing=
+for p in gnuplot-nox fonts-liberation; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || plot_missing="$plot_missing $p"
+done
+if [ -n "$plot_missing" ]; then
+	export DEBIAN_FRONTEND=noninteractive
+	# shellcheck disable=SC2086
+	apt-get install -y -qq --no-install-recommends $plot_missing > /dev/null 2>&1 ||
+		{ apt-get update -qq && apt-get install -y -qq --no-install-recommends $plot_missing > /dev/null 2>&1; } ||
+		echo "setup: gnuplot-nox not installed; bench/plot.sh's plots will be skipped"
+fi
+
 [ -x configure ] || autoreconf -fi
 [ -f Makefile ] || ./configure --sysconfdir=/etc --localstatedir=/var
 make -j"$(nproc)"

@@ -1,4 +1,5 @@
-# common.sh - sourced by the benchmarks: the binaries to measure, then the
+# common.sh - sourced by the benchmarks: the binaries to measure, where the
+# raw data and plots go (data.sh: BENCH_OUT, BENCH_PLOT), then the
 # integration tests' helpers (temp dir, pool root below our cgroup, daemon).
 top_srcdir=$(cd "$(dirname "$0")/.." && pwd)
 CGPOOLD=${CGPOOLD:-$top_srcdir/src/cgpoold/cgpoold}
@@ -12,6 +13,7 @@ if [ -x "$(dirname "$CGPOOLCTL")/.libs/cgpoolctl" ]; then
 	export LD_LIBRARY_PATH
 fi
 export top_srcdir CGPOOLD CGPOOLCTL
+. "$top_srcdir/bench/data.sh"
 . "$top_srcdir/tests/integ/lib.sh"
 
 # stall_p99 BEFORE AFTER: from two snapshots of the daemon's metrics, the upper

@@ -14,11 +14,18 @@
 # kernel directory or vmlinuz; v1 or v2, v2 when not given). Run from a
 # built checkout as root.
 #   sh bench/restart-vm.sh bullseye:v1 bullseye:v2 1000
+# Each guest's raw data (restart.sh's, printed on the console) goes to
+# $BENCH_OUT (default bench/out; bench/data.sh) as
+# restart-vm-KERNEL-LAYOUT.dying.dat and .lat.dat (a guest run again
+# replaces its own files only), and bench/plot.sh draws dying-restarts.png
+# there from them and bench/restart.sh's restart.dying.dat of this host
+# (skipped without gnuplot, or with BENCH_PLOT=no).
 set -u
 
 top_srcdir=$(cd "$(dirname "$0")/.." && pwd)
 top_builddir=$(cd "${top_builddir:-$top_srcdir}" && pwd)
 export top_srcdir
+. "$top_srcdir/bench/data.sh"
 VM=$top_srcdir/tests/vm
 CACHE=${CGPOOL_VM_CACHE:-/var/cache/cgpool-vm}
 
@@ -33,6 +40,7 @@ done
 [ -n "$kernels" ] || kernels="bullseye:v1 bullseye:v2"
 [ "$N" -gt 0 ] || { echo "restart-vm: N must be at least 1" >&2; exit 99; }
 [ "$(id -u)" = 0 ] || { echo "restart-vm: needs root (qemu, make install, the kernel cache)"; exit 77; }
+bench_out || exit 99
 
 # ---- the build, installed (run-vm.sh copies tests/, conf/ and bench/ to the
 # guest's /src, where restart.sh finds its helpers)
@@ -49,7 +57,8 @@ fi
 export CGPOOL_VM_DESTDIR="$DEST"
 # busybox's date has no %N: the host's, for the nanosecond clock
 export CGPOOL_VM_HOST_TOOLS=date
-export CGPOOL_VM_ENV="RESTARTS=$N"
+# the data printed, not plotted (no gnuplot in the guest)
+export CGPOOL_VM_ENV="RESTARTS=$N BENCH_DATA_PRINT=yes BENCH_PLOT=no BENCH_OUT=/var/tmp/bench-out"
 # under TCG a restart takes about 0.1 s a way (1000 a way: 240-260 s in
 # all): the rest is room for a busy host
 export CGPOOL_VM_TEST_TIMEOUT=$((600 + N * 1))
@@ -85,6 +94,26 @@ report() {
 		}' "$OUT"
 }
 
+# keep_data SPEC: the guest's data files from run-vm.sh's output, as
+# $BENCH_OUT/restart-vm-SPEC.*.dat with this machine in their heads and the
+# guest beside it
+keep_data() {
+	slug=$(basename "$1" | tr -c 'A-Za-z0-9.\n' '-')
+	machine=$(bench_machine)
+	awk -v dir="$BENCH_OUT" -v slug="$slug" -v machine="$machine" -v mib="${CGPOOL_VM_MEM:-512}" '
+		/^BENCHDATA-BEGIN restart\./ { f = dir "/restart-vm-" slug substr($2, 8); printf "" > f; next }
+		/^BENCHDATA-END/ { if (f != "") close(f); f = ""; next }
+		f == "" { next }
+		/^# machine: / { n = $3; print "# machine: " machine > f
+			printf "# guest: TCG, %s vCPU, %s MiB\n", n, mib > f; next }
+		/^# label: / { print "# label: guest" > f; next }
+		{ print > f }' "$OUT"
+	for x in dying lat; do
+		[ -s "$BENCH_OUT/restart-vm-$slug.$x.dat" ] || { echo "bench: $1: no $x data in the guest's output"; return 1; }
+	done
+	echo "bench:   data: $BENCH_OUT/restart-vm-$slug.dying.dat, .lat.dat"
+}
+
 # run SPEC: one guest (names of its own: vm_each_kernel's loop uses k)
 run() {
 	kname=${1%:v[12]}
@@ -100,7 +129,7 @@ run() {
 	esac
 	CGPOOL_VM_LAYOUT=$layout sh "$VM/run-vm.sh" "$kernel" "$top_srcdir/bench/restart.sh" > "$OUT" 2>&1
 	rc=$?
-	[ $rc -eq 0 ] && report "$spec" "$layout" && return 0
+	[ $rc -eq 0 ] && report "$spec" "$layout" && keep_data "$spec" && return 0
 	echo "bench: $spec: no figures (run-vm.sh exit $rc):"
 	grep -E '^(run-vm|FAIL|ERROR|SKIP|VMERROR|VMWARN)' "$OUT" | sed 's/^/bench:   /'
 	[ $rc -eq 77 ] && return 77
@@ -109,3 +138,6 @@ run() {
 
 . "$VM/results.sh"
 vm_each_kernel restart-vm run $kernels
+rc=$?
+bench_plot dying
+exit $rc

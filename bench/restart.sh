@@ -7,8 +7,20 @@
 # way's per dying memcg. N: the argument, else $RESTARTS, else 200. Run from
 # a built checkout as root (bench/restart-vm.sh runs it in the test VMs).
 #   sh bench/restart.sh 1000
+# Its raw data goes to $BENCH_OUT (default bench/out; bench/data.sh):
+#   restart.dying.dat  the dying memcgs each way added, read every
+#                      $DYING_EVERY restarts (default N / 100, at least 1)
+#                      and at the end: restart, usual way, cgpool
+#   restart.lat.dat    each restart's latency, µs: restart, usual way, cgpool
+# then bench/plot.sh draws dying-restarts.png and placement-latency.png
+# there (skipped without gnuplot, or with BENCH_PLOT=no). With
+# BENCH_DATA_PRINT=yes the data files are printed too, each between
+# `BENCHDATA-BEGIN NAME` and `BENCHDATA-END` (restart-vm.sh's guests).
 N=${1:-${RESTARTS:-200}}
 . "$(dirname "$0")/common.sh"
+EVERY=${DYING_EVERY:-$((N / 100))}
+[ "$EVERY" -ge 1 ] 2>/dev/null || EVERY=1
+bench_out || hard_error "no data directory"
 
 dd if=/dev/zero of="$T_DIR/temp" bs=4096 count=1 2>/dev/null
 ns() { date +%s%N; }
@@ -58,6 +70,7 @@ if [ "$T_MEMORY" = v2 ]; then
 fi
 before=$(dying_memcgs)
 kb0=$(kmem)
+echo "0 0" > "$T_DIR/naive.dying"
 i=0
 while [ $i -lt "$N" ]; do
 	t=$(ns)
@@ -67,26 +80,32 @@ while [ $i -lt "$N" ]; do
 	for d in $naive_dirs; do rmdir "$d/run$i"; done
 	echo $(( $(ns) - t )) >> "$T_DIR/naive.ns"
 	i=$((i + 1))
+	# the count so far, outside the timed part (the last one after the sleep)
+	[ $((i % EVERY)) -eq 0 ] && [ $i -lt "$N" ] && echo "$i $(( $(dying_memcgs) - before ))" >> "$T_DIR/naive.dying"
 done
 for d in $naive_dirs; do rmdir "$d"; done
 sleep 1 # RCU callbacks and the offline work of the last removals
 naive_dying=$(( $(dying_memcgs) - before ))
 naive_kmem=$(kmem_delta "$kb0" "$(kmem)")
+echo "$N $naive_dying" >> "$T_DIR/naive.dying"
 
 start_daemon
 probe_verdict > /dev/null # the probe removes a cgroup of its own: let it settle
 before=$(dying_memcgs)
 kb0=$(kmem)
+echo "0 0" > "$T_DIR/cgpool.dying"
 i=0
 while [ $i -lt "$N" ]; do
 	t=$(ns)
 	"$CGPOOLCTL" exec web -- sh -c 'cat "$1/temp" >> "$1/log2"' sh "$T_DIR"
 	echo $(( $(ns) - t )) >> "$T_DIR/cgpool.ns"
 	i=$((i + 1))
+	[ $((i % EVERY)) -eq 0 ] && [ $i -lt "$N" ] && echo "$i $(( $(dying_memcgs) - before ))" >> "$T_DIR/cgpool.dying"
 done
 sleep 1
 cgpool_dying=$(( $(dying_memcgs) - before ))
 cgpool_kmem=$(kmem_delta "$kb0" "$(kmem)")
+echo "$N $cgpool_dying" >> "$T_DIR/cgpool.dying"
 runs=$("$CGPOOLCTL" --json status web | json runs)
 
 set -- $(stats "$T_DIR/naive.ns"); nm=$1 np=$2 na=$3
@@ -104,5 +123,29 @@ usual way        $naive_kmem
 cgpoolctl exec   $cgpool_kmem
 usual way, per dying memcg: $(kmem_delta "0 0 0 0" "$naive_kmem" "$naive_dying")
 EOR
+
+# ---- the raw data, then the plots
+D=$BENCH_OUT/restart
+{
+	bench_head restart "label: host" "n: $N" "every: $EVERY" \
+		"columns: restart, dying memcgs added so far: usual way, cgpoolctl exec"
+	awk 'NR == FNR { u[$1] = $2; next } { print $1, (($1 in u) ? u[$1] : "-"), $2 }' \
+		"$T_DIR/naive.dying" "$T_DIR/cgpool.dying"
+} > "$D.dying.dat"
+{
+	bench_head restart "label: host" "n: $N" "what: restart (a job process started) in its cgroup" \
+		"columns: restart, latency us: usual way, cgpoolctl exec"
+	awk 'NR == FNR { u[FNR] = $1; next } { printf "%d %.1f %.1f\n", FNR, u[FNR] / 1000, $1 / 1000 }' \
+		"$T_DIR/naive.ns" "$T_DIR/cgpool.ns"
+} > "$D.lat.dat"
+echo "data: $D.dying.dat $D.lat.dat"
+if [ "${BENCH_DATA_PRINT:-no}" = yes ]; then
+	for f in "$D.dying.dat" "$D.lat.dat"; do
+		echo "BENCHDATA-BEGIN ${f##*/}"
+		cat "$f"
+		echo "BENCHDATA-END"
+	done
+fi
+bench_plot dying latency
 rm -f "$T_DIR/log" "$T_DIR/log2"
 T_FAILS=0

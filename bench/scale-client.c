@@ -2,13 +2,15 @@
  *
  *   scale-client [-s SOCKET] bind   -c CLIENTS -n COUNT [-t SECS] -p PREFIX
  *   scale-client [-s SOCKET] attach -c CLIENTS [-n COUNT] [-t SECS] -p PREFIX [-a]
- *   scale-client [-s SOCKET] place  -n CYCLES -k KEY [-b] [-d DIR,...]
+ *   scale-client [-s SOCKET] place  -n CYCLES -k KEY [-b] [-d DIR,...] [-o FILE]
  *   scale-client [-s SOCKET] call   METHOD PARAMS_JSON REPEAT
  *   scale-client firstline -- CMD [ARG...]
  *
  * Every sub-command prints one result line of NAME=VALUE pairs on stdout; the
- * first error of a kind goes to stderr. Exit status 0 when every operation
- * succeeded, 1 when some failed, 2 on bad usage. */
+ * first error of a kind goes to stderr (place -o FILE: each cycle's latency
+ * also goes to FILE, a line "CYCLE USUAL_US CGPOOL_US" per cycle, "-" for a
+ * failed one). Exit status 0 when every operation succeeded, 1 when some
+ * failed, 2 on bad usage. */
 #define _GNU_SOURCE /* pipe2 */
 #include <errno.h>
 #include <fcntl.h>
@@ -37,6 +39,7 @@ struct opts {
 	const char *prefix;
 	const char *key;
 	const char *dirs;
+	const char *out; /* -o: place's per-cycle latencies */
 	unsigned clients;
 	unsigned long count;
 	double secs;
@@ -600,6 +603,27 @@ static void place_report(const struct place *p, uint32_t *lat[2], unsigned long 
 		       ((double)busy_ns[0] / n[0]) / ((double)busy_ns[1] / n[1]));
 }
 
+/* the cycles' latencies, in their order (before place_report sorts them):
+ * "CYCLE USUAL_US CGPOOL_US" lines, "-" where a way has fewer */
+static int place_write(const char *path, uint32_t *lat[2], const unsigned long n[2])
+{
+	FILE *f = fopen(path, "w");
+	unsigned long m = n[0] > n[1] ? n[0] : n[1];
+
+	if (!f)
+		return -1;
+	for (unsigned long i = 0; i < m; i++) {
+		char u[16] = "-", c[16] = "-";
+
+		if (i < n[1])
+			snprintf(u, sizeof(u), "%u", lat[1][i]);
+		if (i < n[0])
+			snprintf(c, sizeof(c), "%u", lat[0][i]);
+		fprintf(f, "%lu %s %s\n", i + 1, u, c);
+	}
+	return fclose(f) == 0 ? 0 : -1;
+}
+
 static int cmd_place(const struct opts *o)
 {
 	struct place p = { .o = o };
@@ -637,6 +661,10 @@ static int cmd_place(const struct opts *o)
 	if (d0 && !o->back_to_back)
 		d1 = process_cpu_ns(o->daemon);
 	daemon_ns = d1 > d0 && d0 ? d1 - d0 : 0;
+	if (r == 0 && o->out && place_write(o->out, lat, n) < 0) {
+		fprintf(stderr, "scale-client: %s: %s\n", o->out, strerror(errno));
+		r = -EIO;
+	}
 	if (r == 0)
 		place_report(&p, lat, n, errors, cpu_ns, daemon_ns, busy_ns);
 	place_teardown(&p);
@@ -747,7 +775,7 @@ static int usage(void)
 {
 	fputs("usage: scale-client [-s SOCKET] bind -c CLIENTS -n COUNT [-t SECS] -p PREFIX\n"
 	      "       scale-client [-s SOCKET] attach -c CLIENTS [-n COUNT] [-t SECS] -p PREFIX [-a]\n"
-	      "       scale-client [-s SOCKET] place -n CYCLES -k KEY [-b] [-d DIR,...] [-P DAEMON_PID]\n"
+	      "       scale-client [-s SOCKET] place -n CYCLES -k KEY [-b] [-d DIR,...] [-P DAEMON_PID] [-o FILE]\n"
 	      "       scale-client [-s SOCKET] call METHOD PARAMS_JSON REPEAT\n"
 	      "       scale-client firstline -- CMD [ARG...]\n",
 	      stderr);
@@ -758,7 +786,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 {
 	int ch;
 
-	while ((ch = getopt(argc, argv, "+s:c:n:t:p:k:d:P:ab")) != -1) {
+	while ((ch = getopt(argc, argv, "+s:c:n:t:p:k:d:P:o:ab")) != -1) {
 		switch (ch) {
 		case 's': o->socket = optarg; break;
 		case 'c': o->clients = (unsigned)strtoul(optarg, NULL, 10); break;
@@ -767,6 +795,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case 'p': o->prefix = optarg; break;
 		case 'k': o->key = optarg; break;
 		case 'd': o->dirs = optarg; break;
+		case 'o': o->out = optarg; break;
 		case 'a': o->alternate = true; break;
 		case 'b': o->back_to_back = true; break;
 		case 'P': o->daemon = (pid_t)strtol(optarg, NULL, 10); break;

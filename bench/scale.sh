@@ -6,12 +6,18 @@
 # (interleaved, then back to back with CPU time), and a reload that lowers
 # max_slots to 1000 while list is asked for.
 # Run from a built checkout as root (bench/scale-client is built by make).
+# The latency of each interleaved placement cycle at N keys goes to
+# $BENCH_OUT/scale.place.dat (default bench/out; bench/data.sh: cycle, usual
+# way µs, cgpool µs), and bench/plot.sh draws placement-latency.png there
+# (with bench/restart.sh's restart.lat.dat when that is there too; skipped
+# without gnuplot, or with BENCH_PLOT=no).
 #   sh bench/scale.sh 10000
 #   CGPOOLD=/path/cgpoold CGPOOLCTL=/path/cgpoolctl sh bench/scale.sh 2000
 N=${1:-10000}
 . "$(dirname "$0")/common.sh"
 CLIENT=${SCALE_CLIENT:-$top_srcdir/bench/scale-client}
 [ -x "$CLIENT" ] || hard_error "$CLIENT not built (run make)"
+bench_out || hard_error "no data directory"
 
 B1=400        # new keys bound by 1 client in each bind measurement
 B16=800       # ... by 16 clients (50 each)
@@ -31,6 +37,8 @@ idle_timeout = 24h"
 # ---- helpers
 ctl() { timeout -k 5 60 "$CGPOOLCTL" "$@"; }
 status_field() { ctl --json status | sed -n "s/.*\"$1\": *\([0-9]*\).*/\1/p"; }
+# the pool's slots in all (status has other "total"s: the census history's)
+status_slots() { ctl --json status | sed -n 's/.*"slots": *{"total": *\([0-9]*\).*/\1/p'; }
 bound() { echo $(( $(status_field running) + $(status_field idle) )); }
 rss_kib() { awk '$1 == "VmRSS:" { print $2 }' "/proc/$T_DAEMON_PID/status"; }
 # field FILE NAME: the value of NAME=VALUE in the result line in FILE
@@ -132,7 +140,7 @@ nb=$(bound)
 echo "== at $nb bound keys"
 rss_N=$(rss_kib)
 attach_round N kN
-slots=$(status_field total)
+slots=$(status_slots)
 if run 120 "$T_DIR/list" "$CLIENT" firstline -- "$CGPOOLCTL" list && [ "$(field "$T_DIR/list" status)" = 0 ]; then
 	list_first=$(field "$T_DIR/list" first_ms) list_total=$(field "$T_DIR/list" total_ms)
 	list_lines=$(( $(field "$T_DIR/list" lines) - 1 ))
@@ -159,7 +167,15 @@ load status-N 120 call io.cgpool.Manager.Status '{"key":"kN-0-0"}' 50
 st_p50=$(field "$T_DIR/status-N" p50_ms) st_max=$(field "$T_DIR/status-N" max_ms)
 load metrics-N 120 call io.cgpool.Manager.Metrics '{}' 20
 me_p50=$(field "$T_DIR/metrics-N" p50_ms) me_max=$(field "$T_DIR/metrics-N" max_ms)
-load place-N $PHASE_SECS place -n $PLACE -k place
+load place-N $PHASE_SECS place -n $PLACE -k place -o "$T_DIR/place-N.raw"
+if [ -s "$T_DIR/place-N.raw" ]; then
+	{
+		bench_head scale "label: host" "n: $PLACE" "what: placement alone at $nb keys" \
+			"columns: cycle, latency us (interleaved): usual way (mkdir, move in, move out, rmdir), cgpool (Attach, move out)"
+		cat "$T_DIR/place-N.raw"
+	} > "$BENCH_OUT/scale.place.dat"
+	echo "  data: $BENCH_OUT/scale.place.dat"
+fi
 bind_round N
 snapshot bN
 stall_p99_N=$(stall_p99 "$T_DIR/metrics.fN" "$T_DIR/metrics.bN")
@@ -174,7 +190,7 @@ load place-bb-N $PHASE_SECS place -b -n $((PLACE * 4)) -k place-bb -P "$T_DAEMON
 # at RELOAD_RATE a second: at the default 20, 10,000 take over 8 minutes)
 LOW=1000 RELOAD_RATE=${RELOAD_RATE:-1000}
 echo
-echo "== reload: max_slots $((N + 2 * (B1 + B16) + WARM + 16)) -> $LOW, $(status_field total) slots, retire rate $RELOAD_RATE/s"
+echo "== reload: max_slots $((N + 2 * (B1 + B16) + WARM + 16)) -> $LOW, $(status_slots) slots, retire rate $RELOAD_RATE/s"
 write_config "[pool]
 warm = 100
 max_slots = $LOW
@@ -192,7 +208,7 @@ while :; do
 		field "$T_DIR/rl" first_ms >> "$T_DIR/list-firsts"
 	fi
 	nlist=$((nlist + 1))
-	total=$(status_field total) retiring=$(status_field retiring)
+	total=$(status_slots) retiring=$(status_field retiring)
 	[ "${retiring:-1}" = 0 ] && [ "${total:-$LOW}" -le $LOW ] && break
 	[ $(( ($(date +%s%N) - t) / 1000000000 )) -ge $FILL_SECS ] && { echo "  (not done after $FILL_SECS s)"; break; }
 	sleep 0.5
@@ -209,7 +225,7 @@ outcomes=$(grep '^cgpool_retirements_total' "$T_DIR/metrics.r1" | while read -r 
 	d=$((v - ${b:-0}))
 	[ "$d" -gt 0 ] && printf '%s %s ' "$d" "$(echo "$m" | sed 's/.*outcome="\([^"]*\)".*/\1/')"
 done)
-echo "  done after $reload_s s: $(status_field total) slots; retired: ${outcomes:-none}"
+echo "  done after $reload_s s: $(status_slots) slots; retired: ${outcomes:-none}"
 echo "  cgpoolctl list during it: $nlist_ok of $nlist answered; first line median $list_med ms, max ${list_max:--} ms"
 echo "  loop stall p99: $reload_stall; iterations over 10 ms: $over10, over 50 ms: $over50"
 
@@ -248,4 +264,6 @@ printf '%-40s %s / %s us, %s\n' "machine busy per placement: cg / usual" "$(pf c
 printf '%-40s %s s, list answered %s of %s (first line median %s ms)\n' "reload to $LOW slots, rate $RELOAD_RATE/s" "$reload_s" \
 	"$nlist_ok" "$nlist" "$list_med"
 printf '%-40s %s; over 10 ms: %s, over 50 ms: %s\n' "loop stall during the reload: p99" "$reload_stall" "$over10" "$over50"
+echo
+bench_plot latency
 T_FAILS=0

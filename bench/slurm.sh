@@ -12,6 +12,12 @@
 # STEPS (100) steps of one batch job started at once (srun --overlap), and
 # how many of them failed. Run from a built checkout as root.
 #   sh bench/slurm.sh 500
+# Each job's submit-to-end time goes to $BENCH_OUT (default bench/out;
+# bench/data.sh), a file per way: slurm-1-none.jobs.dat, slurm-2-cgpool...
+# (job, ms; those of an earlier run are removed first), and bench/plot.sh
+# draws slurm-start.png there (skipped without gnuplot, or with BENCH_PLOT=no).
+# SLURM_BENCH_FDM=no leaves the favordynmods way out (the host's cgroup2
+# mount is not reconfigured: tests/tree/bench-plot.sh, beside other tests).
 N=${1:-200}
 STEPS=${2:-100}
 . "$(dirname "$0")/common.sh"
@@ -22,6 +28,9 @@ PLUGIN=$top_srcdir/src/slurm/.libs/cgpool.so
 [ -f "$PLUGIN" ] || hard_error "$PLUGIN not built (configure with libslurm-dev installed, then make)"
 [ "$T_MEMORY" = v1 ] || echo "note: memory controller not on v1: Slurm's cgroup/v1 variant is skipped"
 dying_count_lock
+bench_out || hard_error "no data directory"
+rm -f "$BENCH_OUT"/slurm-*.jobs.dat
+WAY=0
 
 memcgs() { awk '$1 == "memory" { print $3 }' /proc/cgroups; }
 # run VARIANT LABEL [PLUGSTACK_LINE]: prints one line; sets P50
@@ -32,6 +41,20 @@ run() {
 	slurm_jobs "$N" || hard_error "$2: a job failed"
 	sleep 1
 	d1=$(dying_memcgs)
+	WAY=$((WAY + 1))
+	case $2 in
+	none) setup="no cgroups (no plug-in)" ;;
+	cgpool) setup="cgpool alone" ;;
+	"cgpool fdm") setup="cgpool alone, favordynmods" ;;
+	"cgpool beside") setup="cgpool beside Slurm's cgroups" ;;
+	task/cgroup) setup="Slurm's task/cgroup + proctrack/cgroup" ;;
+	*) setup=$2 ;;
+	esac
+	{
+		bench_head slurm "setup: $setup" "n: $N" "slurm: $(slurmd -V)" \
+			"dying: $((d1 - d0))" "columns: job, srun's submit to end, ms"
+		awk '{ print NR, $1 }' "$T_DIR/jobs.ms"
+	} > "$BENCH_OUT/slurm-$WAY-$(echo "$2" | tr -c 'A-Za-z0-9\n' '-').jobs.dat"
 	P50=$(slurm_pct "$T_DIR/jobs.ms" 50)
 	made=$(( $(grep -c "created, warm" "$T_DIR/daemon.log") - made0 ))
 	case $2 in cgpool*) ;; *) made="$N x (Slurm's own)" ;; esac
@@ -81,7 +104,7 @@ EOP
 case ,$U_OPTS, in
 *,favordynmods,*) echo "note: $U has favordynmods already: the cgpool run above had it" ;;
 *)
-	if [ -n "$U" ] && command -v python3 > /dev/null; then
+	if [ -n "$U" ] && command -v python3 > /dev/null && [ "${SLURM_BENCH_FDM:-yes}" != no ]; then
 		stop_daemon
 		write_config "[daemon]
 favordynmods = yes
@@ -97,4 +120,6 @@ idle_timeout = 1h"
 esac
 [ "$T_MEMORY" = v1 ] && run beside "cgpool beside"
 [ "$T_MEMORY" = v1 ] && run slurm-cgroup task/cgroup
+echo "data: $BENCH_OUT/slurm-*.jobs.dat"
+bench_plot slurm
 finish > /dev/null

@@ -25,6 +25,8 @@ metric() { "$CGPOOLCTL" metrics | awk -v n="$1" '$1 == n { print $2 }'; }
 # a number from the "daemon" object of cgpoolctl --json dying
 census() { "$CGPOOLCTL" --json dying 2> "$T_DIR/census.err"; }
 hist() { census | sed -n "s/.*\"$1\": *\(-\{0,1\}[0-9.]*\).*/\1/p" | head -n 1; }
+# the census's own total, its first field (the daemon's history has "total"s too)
+census_total() { census | sed -n 's/^{"total": *\([0-9]*\).*/\1/p'; }
 
 write_config "[pool]
 warm = 1"
@@ -53,7 +55,8 @@ check "dying says what cgpool saved" grep -q "saved by cgpool: $N runs placed in
 check "the text fits 80 columns" awk 'length > 80 { bad = 1 } END { exit bad }' "$T_DIR/dying.txt"
 
 # the census as series: their sum is the census's total, and few of them
-before=$(census | json total)
+before=$(census_total)
+check "the census has a total ($before)" is_int "$before"
 sum=$("$CGPOOLCTL" metrics | awk '$1 ~ /^cgpool_node_dying_memcgs\{/ { s += $2; n++ } END { print s + 0, n + 0 }')
 series=${sum#* }
 sum=${sum% *}
