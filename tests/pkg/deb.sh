@@ -186,7 +186,8 @@ expect cgpool /usr/sbin/cgpoold /usr/bin/cgpoolctl \
 	/usr/share/cgpool/init/runit/cgpoold/log/run \
 	/usr/share/cgpool/init/s6/cgpoold/run /usr/share/cgpool/init/s6/cgpoold/finish \
 	/usr/share/cgpool/init/s6/cgpoold/type /usr/share/cgpool/init/s6/cgpoold/log/run \
-	/usr/share/doc/cgpool/copyright /usr/share/doc/cgpool/README.Debian
+	/usr/share/doc/cgpool/copyright /usr/share/doc/cgpool/README.Debian \
+	/usr/share/doc/cgpool/examples/cgpool.rules.yml /usr/share/doc/cgpool/examples/cgpool.json
 expect libcgpool0 "/usr/lib/$ma/libcgpool.so.0" "/usr/lib/$ma/libcgpool.so.0.0.0" \
 	/usr/share/doc/libcgpool0/copyright
 expect libcgpool-dev /usr/include/cgpool.h "/usr/lib/$ma/libcgpool.so" "/usr/lib/$ma/pkgconfig/cgpool.pc"
