@@ -85,93 +85,6 @@ static const struct option_def options[] = {
 
 static const char *const retire_modes[] = { "auto", "reparent", "drain" };
 
-/* ------------------------------------------------------------------ output */
-
-static void human_time(json_t *v, char *buf, size_t len)
-{
-	time_t t;
-	struct tm tm;
-
-	if (!json_is_integer(v)) {
-		snprintf(buf, len, "-");
-		return;
-	}
-	t = (time_t)(json_integer_value(v) / 1000000);
-	if (!localtime_r(&t, &tm) || strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm) == 0)
-		snprintf(buf, len, "%lld", (long long)json_integer_value(v));
-}
-
-/* fields shown in human units */
-static const char *const size_fields[] = { "memory_current", "memory_peak", "lru_bytes", "flushed_bytes" };
-static const char *const time_fields[] = { "started", "ended", "idle_since" };
-
-static bool in_list(const char *s, const char *const *list, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (strcmp(s, list[i]) == 0)
-			return true;
-	return false;
-}
-
-static void print_scalar(const char *key, json_t *v)
-{
-	char buf[64];
-
-	if (in_list(key, size_fields, sizeof(size_fields) / sizeof(size_fields[0]))) {
-		text_size_json(v, buf, sizeof(buf));
-		fputs(buf, stdout);
-	} else if (in_list(key, time_fields, sizeof(time_fields) / sizeof(time_fields[0]))) {
-		human_time(v, buf, sizeof(buf));
-		fputs(buf, stdout);
-	} else if (json_is_string(v)) {
-		fputs(json_string_value(v), stdout);
-	} else if (json_is_boolean(v)) {
-		fputs(json_is_true(v) ? "yes" : "no", stdout);
-	} else if (json_is_integer(v)) {
-		printf("%lld", (long long)json_integer_value(v));
-	} else {
-		char *s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
-		fputs(s ? s : "?", stdout);
-		free(s);
-	}
-}
-
-/* "key: value" lines; nested objects indented; absent and null fields skipped */
-static void print_object(json_t *obj, int indent)
-{
-	const char *key;
-	json_t *v;
-
-	json_object_foreach(obj, key, v) {
-		if (json_is_null(v))
-			continue;
-		printf("%*s%s:", indent, "", key);
-		if (json_is_object(v)) {
-			putchar('\n');
-			print_object(v, indent + 2);
-			continue;
-		}
-		putchar(' ');
-		print_scalar(key, v);
-		putchar('\n');
-	}
-}
-
-static void print_json(json_t *v)
-{
-	size_t flags = JSON_ENCODE_ANY | (isatty(STDOUT_FILENO) ? JSON_INDENT(2) : JSON_COMPACT);
-
-	json_dumpf(v, stdout, flags);
-	putchar('\n');
-}
-
-static const char *str_field(json_t *obj, const char *name, const char *dflt)
-{
-	json_t *v = json_object_get(obj, name);
-
-	return json_is_string(v) ? json_string_value(v) : dflt;
-}
-
 /* -------------------------------------------------------------- talking */
 
 static int transport_error(struct ctx *x, int r)
@@ -239,17 +152,17 @@ static int print_slot_reply(struct ctx *x, json_t *reply)
 {
 	json_t *slot = json_object_get(reply, "slot");
 
-	const char *job = json_is_object(slot) ? str_field(slot, "job_state", NULL) : NULL;
+	const char *job = json_is_object(slot) ? text_str_field(slot, "job_state", NULL) : NULL;
 	int rc = job && strcmp(job, "failed") == 0 ? 1 : 0; /* run/restart that did not start */
 
 	if (x->json) {
-		print_json(json_is_object(slot) ? slot : reply);
+		text_print_json(json_is_object(slot) ? slot : reply);
 	} else if (json_is_object(slot)) {
-		printf("%s: %s", str_field(slot, "key", x->args[0]), str_field(slot, "state", "?"));
+		printf("%s: %s", text_str_field(slot, "key", x->args[0]), text_str_field(slot, "state", "?"));
 		if (job)
 			printf(", job %s", job);
-		if (str_field(slot, "path", NULL))
-			printf(", %s", str_field(slot, "path", ""));
+		if (text_str_field(slot, "path", NULL))
+			printf(", %s", text_str_field(slot, "path", ""));
 		putchar('\n');
 	}
 	if (rc)
@@ -354,13 +267,13 @@ static int freeze(struct ctx *x, bool frozen)
 		return r;
 	slots = json_object_get(reply, "slots");
 	if (x->json)
-		print_json(reply);
+		text_print_json(reply);
 	else if (json_array_size(slots) == 0)
 		printf("%s: no slot of this job here\n", x->args[0]);
 	else {
 		printf("%s: %s", x->args[0], frozen ? "frozen" : "thawed");
 		json_array_foreach(slots, i, s)
-			printf("%s%s", i ? ", " : " (", str_field(s, "key", "?"));
+			printf("%s%s", i ? ", " : " (", text_str_field(s, "key", "?"));
 		printf(")\n");
 	}
 	json_decref(reply);
@@ -379,11 +292,11 @@ static int cmd_thaw(struct ctx *x)
 
 static void print_retire(struct ctx *x, json_t *reply)
 {
-	const char *outcome = str_field(reply, "outcome", "?");
+	const char *outcome = text_str_field(reply, "outcome", "?");
 	json_t *elapsed = json_object_get(reply, "elapsed_ms");
 	char size[32];
 
-	printf("%s: %s", str_field(reply, "key", x->args[0]), outcome);
+	printf("%s: %s", text_str_field(reply, "key", x->args[0]), outcome);
 	if (json_is_integer(json_object_get(reply, "lru_bytes"))) {
 		text_size_json(json_object_get(reply, "lru_bytes"), size, sizeof(size));
 		printf(", %s LRU", size);
@@ -411,7 +324,7 @@ static int cmd_retire(struct ctx *x)
 	if (r)
 		return r;
 	if (x->json)
-		print_json(reply);
+		text_print_json(reply);
 	else
 		print_retire(x, reply);
 	json_decref(reply);
@@ -429,8 +342,8 @@ static void print_slot_line(json_t *s)
 	snprintf(runs, sizeof(runs), "%lld", (long long)json_integer_value(json_object_get(s, "runs")));
 	text_size_json(json_object_get(s, "memory_current"), mem, sizeof(mem));
 	/* a supervised key that never started has no slot: its job state */
-	printf(LIST_FORMAT, str_field(s, "key", "-"), str_field(s, "state", str_field(s, "job_state", "?")), runs, mem,
-	       str_field(s, "path", "-"));
+	printf(LIST_FORMAT, text_str_field(s, "key", "-"), text_str_field(s, "state", text_str_field(s, "job_state", "?")), runs, mem,
+	       text_str_field(s, "path", "-"));
 }
 
 struct list_out {
@@ -491,8 +404,8 @@ static void print_runs(json_t *runs)
 		return;
 	printf("recent runs:\n  %-19s  %-19s  %-7s  %6s  %s\n", "STARTED", "ENDED", "EXIT", "PEAK", "OOM");
 	json_array_foreach(runs, i, run) {
-		human_time(json_object_get(run, "started"), start, sizeof(start));
-		human_time(json_object_get(run, "ended"), end, sizeof(end));
+		text_time(json_object_get(run, "started"), start, sizeof(start));
+		text_time(json_object_get(run, "ended"), end, sizeof(end));
 		text_size_json(json_object_get(run, "memory_peak"), peak, sizeof(peak));
 		st = json_object_get(run, "exit_status");
 		sig = json_object_get(run, "signal");
@@ -524,9 +437,9 @@ static void print_status_key(struct ctx *x, json_t *reply)
 		runs = NULL;
 	if (x->json) {
 		json_object_set_new(out, "recent_runs", runs ? json_incref(runs) : json_array());
-		print_json(out);
+		text_print_json(out);
 	} else {
-		print_object(out, 0);
+		text_print_object(out, 0);
 		print_runs(runs);
 	}
 	json_decref(out);
@@ -543,9 +456,9 @@ static int cmd_status(struct ctx *x)
 	if (x->nargs)
 		print_status_key(x, reply);
 	else if (x->json)
-		print_json(json_is_object(daemon) ? daemon : reply);
+		text_print_json(json_is_object(daemon) ? daemon : reply);
 	else
-		print_object(json_is_object(daemon) ? daemon : reply, 0);
+		text_print_object(json_is_object(daemon) ? daemon : reply, 0);
 	json_decref(reply);
 	return 0;
 }
@@ -571,9 +484,9 @@ static int cmd_probe(struct ctx *x)
 	if (r)
 		return r;
 	if (x->json)
-		print_json(reply);
+		text_print_json(reply);
 	else
-		print_object(reply, 0);
+		text_print_object(reply, 0);
 	json_decref(reply);
 	return 0;
 }
@@ -589,7 +502,7 @@ static int cmd_reload(struct ctx *x)
 	errors = json_object_get(reply, "errors");
 	r = json_array_size(errors) > 0 ? EX_FAIL : 0;
 	if (x->json)
-		print_json(reply);
+		text_print_json(reply);
 	else if (r == 0)
 		puts("reloaded");
 	if (!x->json)
@@ -609,9 +522,9 @@ static int cmd_metrics(struct ctx *x)
 	if (r)
 		return r;
 	if (x->json)
-		print_json(reply);
+		text_print_json(reply);
 	else
-		fputs(str_field(reply, "text", ""), stdout);
+		fputs(text_str_field(reply, "text", ""), stdout);
 	json_decref(reply);
 	return 0;
 }
@@ -644,7 +557,7 @@ static int cmd_health(struct ctx *x)
 		json_t *out = json_pack("{s:b, s:I, s:I, s:I}", "healthy", !why[0], "slots", (json_int_t)total, "warm",
 					(json_int_t)warm, "max_slots", (json_int_t)max);
 		json_object_set_new(out, "reason", why[0] ? json_string(why) : json_null());
-		print_json(out);
+		text_print_json(out);
 		json_decref(out);
 	} else if (why[0]) {
 		printf("unhealthy: %s\n", why);
@@ -669,7 +582,7 @@ static int cmd_dying(struct ctx *x)
 	}
 	dying_daemon(x->socket, census);
 	if (x->json)
-		print_json(census);
+		text_print_json(census);
 	else
 		dying_print(census);
 	fflush(stdout);

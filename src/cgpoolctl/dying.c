@@ -70,9 +70,7 @@ void dying_daemon(const char *socket, json_t *census)
 
 static const char *str(json_t *o, const char *k)
 {
-	json_t *v = json_object_get(o, k);
-
-	return json_is_string(v) ? json_string_value(v) : "?";
+	return text_str_field(o, k, "?");
 }
 
 static long long num(json_t *o, const char *k)

@@ -100,13 +100,6 @@ static long long int_field(json_t *o, const char *name, long long dflt)
 	return json_is_integer(v) ? (long long)json_integer_value(v) : dflt;
 }
 
-static const char *str_field(json_t *o, const char *name, const char *dflt)
-{
-	json_t *v = json_object_get(o, name);
-
-	return json_is_string(v) ? json_string_value(v) : dflt;
-}
-
 static int write_all(const char *p, size_t len)
 {
 	while (len > 0) {
@@ -338,7 +331,7 @@ static void fill_last_runs(struct top *t, size_t n)
 {
 	for (size_t i = 0; i < n && t->c; i++) {
 		json_t *s = json_array_get(t->slots, i), *run = NULL;
-		const char *key = str_field(s, "key", NULL);
+		const char *key = text_str_field(s, "key", NULL);
 		int r = 0;
 
 		if (json_object_get(s, "last_run"))
@@ -368,7 +361,7 @@ static int cmp_str(const char *a, const char *b)
 
 static const char *state_of(json_t *s)
 {
-	return str_field(s, "state", str_field(s, "job_state", NULL));
+	return text_str_field(s, "state", text_str_field(s, "job_state", NULL));
 }
 
 static int slot_cmp(const void *pa, const void *pb)
@@ -381,12 +374,12 @@ static int slot_cmp(const void *pa, const void *pb)
 	if (sort_by == 's')
 		c = cmp_str(state_of(a), state_of(b));
 	else if (sort_by == 'k')
-		c = cmp_str(str_field(a, "key", NULL), str_field(b, "key", NULL));
+		c = cmp_str(text_str_field(a, "key", NULL), text_str_field(b, "key", NULL));
 	if (sort_reverse)
 		c = -c;
 	if (!c)
-		c = cmp_str(str_field(a, "key", NULL), str_field(b, "key", NULL));
-	return c ? c : cmp_str(str_field(a, "name", NULL), str_field(b, "name", NULL));
+		c = cmp_str(text_str_field(a, "key", NULL), text_str_field(b, "key", NULL));
+	return c ? c : cmp_str(text_str_field(a, "name", NULL), text_str_field(b, "name", NULL));
 }
 
 /* in place: each slot taken out and put back at its rank */
@@ -419,7 +412,7 @@ static void daemon_line(struct top *t, struct frame *f)
 		frame_add(f, "cgpoold at %s: no status", t->o.socket);
 	else
 		frame_add(f, "cgpoold %s: %lld of %lld slots: %lld running, %lld idle, %lld warm, %lld retiring",
-			  str_field(d, "version", "?"), int_field(n, "total", 0), int_field(d, "max_slots", 0),
+			  text_str_field(d, "version", "?"), int_field(n, "total", 0), int_field(d, "max_slots", 0),
 			  int_field(n, "running", 0), int_field(n, "idle", 0), int_field(n, "warm", 0),
 			  int_field(n, "retiring", 0));
 }
@@ -439,7 +432,7 @@ static void census_lines(struct top *t, struct frame *f)
 	else /* cgpoolctl dying says why */
 		frame_add(f, "dying memcgs: unknown%s", ids);
 	if (top)
-		frame_add(f, "most removed below: %lld in %s", int_field(top, "dying", 0), str_field(top, "path", "?"));
+		frame_add(f, "most removed below: %lld in %s", int_field(top, "dying", 0), text_str_field(top, "path", "?"));
 }
 
 static void status_line(struct top *t, struct frame *f)
@@ -474,7 +467,7 @@ static void outcome_text(json_t *s, char *buf, size_t len)
 		return;
 	}
 	if (json_is_string(json_object_get(run, "signal")))
-		n = snprintf(buf, len, "SIG%s", str_field(run, "signal", "?"));
+		n = snprintf(buf, len, "SIG%s", text_str_field(run, "signal", "?"));
 	else if (json_is_integer(json_object_get(run, "exit_status")))
 		n = snprintf(buf, len, "exit %lld", int_field(run, "exit_status", 0));
 	else if (json_is_string(json_object_get(run, "reason")))
@@ -504,7 +497,7 @@ static void memory_text(json_t *s, char *buf, size_t len)
 
 static void slot_row(struct frame *f, json_t *s, int wkey)
 {
-	const char *key = str_field(s, "key", "-"), *state = state_of(s);
+	const char *key = text_str_field(s, "key", "-"), *state = state_of(s);
 	char cell[LINE_BYTES], runs[24], mem[32], last[64];
 
 	if (f->cols > 0 && (int)strlen(key) > wkey) /* cut: "~" marks it (no key has one) */
@@ -523,7 +516,7 @@ static int key_width(const struct frame *f, json_t *slots, size_t n)
 	size_t w = W_KEY_MIN;
 
 	for (size_t i = 0; i < n; i++) {
-		size_t len = strlen(str_field(json_array_get(slots, i), "key", "-"));
+		size_t len = strlen(text_str_field(json_array_get(slots, i), "key", "-"));
 
 		w = len > w ? len : w;
 	}
