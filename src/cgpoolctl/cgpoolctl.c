@@ -5,6 +5,7 @@
  * or 126 when the command cannot be run). */
 #include "config.h"
 
+#include "call.h"
 #include "cgpool.h"
 #include "cg_census.h"
 #include "dying.h"
@@ -125,25 +126,17 @@ static int call_failed(struct ctx *x, int r)
  * code after printing the error. */
 static int call(struct ctx *x, const char *method, json_t *params, json_t **reply)
 {
-	char name[128], *ptext = NULL, *rtext = NULL;
+	char *ptext = params ? json_dumps(params, JSON_COMPACT) : NULL;
 	int r;
 
-	snprintf(name, sizeof(name), "%s.%s", CGPOOL_INTERFACE, method);
-	ptext = params ? json_dumps(params, JSON_COMPACT) : NULL;
 	json_decref(params);
 	if (!ptext) {
 		fprintf(stderr, "cgpoolctl: an argument is not valid UTF-8\n");
 		return EX_USAGE;
 	}
-	r = cgpool_call(x->c, name, ptext, &rtext);
+	r = call_json(x->c, method, ptext, reply);
 	free(ptext);
-	if (r < 0)
-		return call_failed(x, r);
-	*reply = json_loads(rtext, 0, NULL);
-	free(rtext);
-	if (!*reply)
-		return transport_error(x, -EBADMSG);
-	return 0;
+	return r < 0 ? call_failed(x, r) : 0;
 }
 
 /* ------------------------------------------------------------- commands */

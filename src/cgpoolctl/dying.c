@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "call.h"
 #include "cg_census.h"
 #include "cgpool.h"
 #include "text.h"
@@ -42,14 +43,12 @@ static json_t *daemon_part(json_t *census, json_t *d)
 void dying_daemon(const char *socket, json_t *census)
 {
 	struct cgpool *c = NULL;
-	char *reply = NULL, err[512];
+	char err[512];
 	json_t *j = NULL, *part = NULL;
 	int r = cgpool_connect_timeout(socket, DYING_DAEMON_TIMEOUT_MS, &c);
 
 	if (r == 0)
-		r = cgpool_call(c, "io.cgpool.Manager.Status", "{}", &reply);
-	if (r == 0 && !(j = json_loads(reply, 0, NULL)))
-		r = -EBADMSG;
+		r = call_json(c, "Status", "{}", &j);
 	if (r == 0 && !(part = daemon_part(census, json_object_get(j, "daemon"))))
 		r = -EPROTO;
 	if (r < 0) {
@@ -62,7 +61,6 @@ void dying_daemon(const char *socket, json_t *census)
 		json_object_set_new(census, "daemon", part);
 	}
 	json_decref(j);
-	free(reply);
 	cgpool_close(c);
 }
 

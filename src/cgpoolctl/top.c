@@ -13,6 +13,7 @@
 
 #include "top.h"
 
+#include "call.h"
 #include "cg_census.h"
 #include "cgpool.h"
 #include "text.h"
@@ -236,21 +237,6 @@ static void call_failed(struct top *t, const char *method, int r)
 	}
 }
 
-/* io.cgpool.Manager.<method>: 0 with *out, or -errno (the connection is
- * closed after a transport error; t->why is left to the caller) */
-static int call_json(struct top *t, const char *method, const char *params, json_t **out)
-{
-	char name[64], *text = NULL;
-	int r;
-
-	snprintf(name, sizeof(name), "%s.%s", CGPOOL_INTERFACE, method);
-	r = cgpool_call(t->c, name, params, &text);
-	if (r == 0 && !(*out = json_loads(text, 0, NULL)))
-		r = -EBADMSG;
-	free(text);
-	return r;
-}
-
 /* one reply of the streamed List: its slots appended to the array ud */
 static int list_reply(const char *text, void *ud)
 {
@@ -268,7 +254,7 @@ static int list_reply(const char *text, void *ud)
 static void ask_daemon(struct top *t)
 {
 	json_t *reply = NULL, *slots = json_array();
-	int r = call_json(t, "Status", "{}", &reply);
+	int r = call_json(t->c, "Status", "{}", &reply);
 
 	if (r < 0) {
 		call_failed(t, "Status", r);
@@ -310,7 +296,7 @@ static int last_run_of(struct top *t, const char *key, json_t **out)
 {
 	json_t *params = json_pack("{s:s}", "key", key), *reply = NULL, *run, *last = NULL;
 	char *text = params ? json_dumps(params, JSON_COMPACT) : NULL;
-	int r = text ? call_json(t, "Status", text, &reply) : -ENOMEM;
+	int r = text ? call_json(t->c, "Status", text, &reply) : -ENOMEM;
 	size_t i;
 
 	json_decref(params);

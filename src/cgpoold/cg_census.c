@@ -23,6 +23,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "util.h"
 #define MAX_DEPTH 64	      /* cgroup levels walked */
 #define MAX_VISITS 200000     /* directories looked at, in all */
 #define MAX_ERRORS 10	      /* unreadable paths listed (all are counted) */
@@ -58,26 +59,6 @@ static void unreadable(struct census *c, const char *path, int err)
 		return;
 	snprintf(buf, sizeof(buf), "%s: %s", path, strerror(err));
 	json_array_append_new(c->unreadable, json_string(buf));
-}
-
-/* the whole of a small kernel file, NUL-terminated */
-static int read_text(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	size_t n = 0;
-	ssize_t r = 0;
-
-	if (fd < 0)
-		return -errno;
-	while (n < len - 1 && (r = read(fd, buf + n, len - 1 - n)) > 0)
-		n += (size_t)r;
-	if (r < 0)
-		r = -errno;
-	close(fd);
-	if (r < 0)
-		return (int)r;
-	buf[n] = '\0';
-	return 0;
 }
 
 /* "KEY VALUE" line of a flat keyed file (cgroup.stat); meminfo's "KEY: N kB" too */
@@ -209,7 +190,7 @@ static int find_layout(struct census *c)
 		c->other = m.v2[0] != '\0';
 	} else if (m.v2[0]) {
 		snprintf(path, sizeof(path), "%s/cgroup.controllers", m.v2);
-		r = read_text(path, buf, sizeof(buf));
+		r = (int)file_read(path, buf, sizeof(buf));
 		if (r < 0)
 			unreadable(c, path, -r);
 		if (r < 0 || !strstr(buf, "memory"))
@@ -293,7 +274,7 @@ static long long v2_memory(struct census *c)
 	int r;
 
 	snprintf(file, sizeof(file), "%s/memory.current", c->path);
-	r = read_text(file, buf, sizeof(buf));
+	r = (int)file_read(file, buf, sizeof(buf));
 	if (r == -ENOENT)
 		return 0;
 	if (r < 0)
@@ -311,8 +292,8 @@ static int v2_count(struct census *c, const char *key, ull *out)
 	int r;
 
 	snprintf(file, sizeof(file), "%s/cgroup.stat", c->path);
-	r = read_text(file, buf, sizeof(buf));
-	if (r == 0)
+	r = (int)file_read(file, buf, sizeof(buf));
+	if (r >= 0)
 		r = keyed(buf, key, out);
 	if (r < 0)
 		unreadable(c, file, -r);
@@ -409,8 +390,8 @@ static int census_v2(struct census *c, int top, ull *total, ull *live, const cha
 
 	snprintf(c->path, sizeof(c->path), "%s", c->mnt);
 	snprintf(file, sizeof(file), "%s/cgroup.stat", c->mnt);
-	r = read_text(file, buf, sizeof(buf));
-	if (r == 0)
+	r = (int)file_read(file, buf, sizeof(buf));
+	if (r >= 0)
 		r = keyed(buf, "nr_dying_descendants", &all);
 	if (r < 0) {
 		unreadable(c, file, -r);
@@ -536,7 +517,7 @@ static void memcg_ids(struct census *c, ull live, ull dying)
 
 	if (uname(&u) == 0)
 		sscanf(u.release, "%u.%u", &maj, &min);
-	if (read_text("/proc/meminfo", buf, sizeof(buf)) == 0) {
+	if (file_read("/proc/meminfo", buf, sizeof(buf)) >= 0) {
 		keyed(buf, "SwapTotal", &swap_total);
 		keyed(buf, "SwapFree", &swap_free);
 	}
@@ -559,7 +540,7 @@ static void percpu(struct census *c)
 	char buf[8192];
 	ull kb;
 
-	if (read_text("/proc/meminfo", buf, sizeof(buf)) == 0 && keyed(buf, "Percpu", &kb) == 0)
+	if (file_read("/proc/meminfo", buf, sizeof(buf)) >= 0 && keyed(buf, "Percpu", &kb) == 0)
 		json_object_set_new(c->out, "percpu_bytes", json_integer((json_int_t)(kb * 1024)));
 	else
 		json_object_set_new(c->out, "percpu_bytes", json_null());

@@ -160,16 +160,15 @@ static void take(struct census_cache *c)
 {
 	if (c->taking)
 		return;
-	if (!c->work || !c->last) {
-		c->next = NULL;
-		if (take_fn(c) == 0)
-			took(c, c->next);
-		c->next = NULL;
+	c->next = NULL;
+	if (c->work && c->last) {
+		if (work_submit(c->work, take_fn, take_done, c) == 0)
+			c->taking = true;
 		return;
 	}
+	if (take_fn(c) == 0)
+		took(c, c->next);
 	c->next = NULL;
-	if (work_submit(c->work, take_fn, take_done, c) == 0)
-		c->taking = true;
 }
 
 static void timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
