@@ -707,7 +707,7 @@ int cg_slot_id(struct cg *cg, const char *name, uint64_t *id)
 }
 
 /* The v1 name of a controller hierarchy k hosts, NULL for cgroup2 */
-static const char *hier_v1name(const struct cg *cg, unsigned k)
+const char *cg_hier_v1name(const struct cg *cg, unsigned k)
 {
 	if (cg->hier[k].v2)
 		return NULL;
@@ -727,7 +727,7 @@ static int attach_undo(struct cg *cg, pid_t pid, const char *before, unsigned n)
 
 	snprintf(num, sizeof(num), "%d", (int)pid);
 	for (unsigned k = 0; k < n; k++) {
-		r = cg_proc_path(before, hier_v1name(cg, k), cgpath, sizeof(cgpath));
+		r = cg_proc_path(before, cg_hier_v1name(cg, k), cgpath, sizeof(cgpath));
 		if (r == 0 && snprintf(path, sizeof(path), "%s%s/cgroup.procs", cg->hier[k].mount,
 				       strcmp(cgpath, "/") == 0 ? "" : cgpath) >= (int)sizeof(path))
 			r = -ENAMETOOLONG;

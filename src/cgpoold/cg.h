@@ -179,6 +179,8 @@ struct cg_memory {
 	uint64_t anon;     /* anonymous bytes (memory.stat anon / rss) */
 	uint64_t dirty;    /* dirty page cache (memory.stat file_dirty / dirty); 0 when absent */
 	uint64_t writeback; /* under writeback (memory.stat file_writeback / writeback); 0 when absent */
+	uint64_t swap;     /* swapped out (memory.swap.current / memory.memsw.usage_in_bytes less
+			    * usage_in_bytes); 0 without swap accounting */
 };
 /* Loop thread: on v2 memory.peak is read through the slot's own fd after a
  * reset (per-slot bookkeeping). */
@@ -190,6 +192,7 @@ int cg_slot_memory(struct cg *cg, const char *name, struct cg_memory *out);
 #define CG_MEM_LRU (1u << 3) /* file and anon */
 #define CG_MEM_DIRTY (1u << 4) /* dirty and writeback */
 #define CG_MEM_ALL 0x1fu
+#define CG_MEM_SWAP (1u << 5) /* swap, with current (not in CG_MEM_ALL) */
 int cg_slot_memory_some(struct cg *cg, const char *name, unsigned what, struct cg_memory *out);
 /* Reset the peak for a new run: -EOPNOTSUPP where the kernel cannot. On v2
  * the reset holds only for the file descriptor that wrote it, so the layer
@@ -205,6 +208,10 @@ int cg_slot_reclaim(struct cg *cg, const char *name, uint64_t bytes);
 /* ---- the processes of a slot (cg_proc.c): supervision */
 /* The pids in the slot (cgroup.procs), malloc'd into *out (free), *n of them. */
 int cg_slot_pids(struct cg *cg, const char *name, pid_t **out, size_t *n);
+/* The name of the slot pid is in now (the first directory below the pool
+ * root, in the memory hierarchy), from /proc/PID/cgroup. -ENOENT: pid is
+ * not below the pool root; -ESRCH: no such process. */
+int cg_pid_slot(struct cg *cg, pid_t pid, char *name, size_t len);
 /* Send sig to every process of the slot once; *n: how many were signalled. */
 int cg_slot_signal(struct cg *cg, const char *name, int sig, unsigned *n);
 /* Kill every process of the slot, also those forking meanwhile: cgroup.kill

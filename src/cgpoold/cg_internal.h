@@ -65,6 +65,8 @@ extern const struct cg_ctrl_desc cg_ctrls[CG_NCTRL];
  * cgroup2 one (v1name NULL), from the "ID:CONTROLLERS:PATH" lines of
  * /proc/<pid>/cgroup. -ENOENT: no such line. */
 int cg_proc_path(const char *text, const char *v1name, char *out, size_t len);
+/* the v1 name of hierarchy k's first controller (NULL: the cgroup2 one) */
+const char *cg_hier_v1name(const struct cg *cg, unsigned k);
 
 /* cg_fs_real's devices (cg_bpf.c) */
 int cg_bpf_devices(const char *dir, const char *deny);

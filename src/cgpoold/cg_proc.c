@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -132,5 +133,36 @@ int cg_slot_dirfd(struct cg *cg, const char *name, int *fd, bool *everywhere)
 		return f;
 	*fd = f;
 	*everywhere = cg->nhier == 1;
+	return 0;
+}
+
+int cg_pid_slot(struct cg *cg, pid_t pid, char *name, size_t len)
+{
+	const struct cg_hier *h = &cg->hier[cg->mem];
+	const char *root = h->dir + strlen(h->mount), *rel;
+	char path[64], text[4096], cgpath[PATH_MAX];
+	size_t rl = strlen(root), n;
+	ssize_t got;
+	int r;
+
+	if (pid <= 0)
+		return -EINVAL;
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	got = cg->ops->read(cg->ctx, path, text, sizeof(text));
+	if (got < 0)
+		return (int)got == -ENOENT ? -ESRCH : (int)got;
+	r = cg_proc_path(text, cg_hier_v1name(cg, (unsigned)cg->mem), cgpath, sizeof(cgpath));
+	if (r < 0)
+		return r;
+	/* the pool root "" (the hierarchy's root) or "/a/b": the slot is the
+	 * first component below it */
+	if (strncmp(cgpath, root, rl) != 0 || cgpath[rl] != '/')
+		return -ENOENT;
+	rel = cgpath + rl + 1;
+	n = strcspn(rel, "/");
+	if (n == 0 || n >= len)
+		return -ENOENT;
+	memcpy(name, rel, n);
+	name[n] = '\0';
 	return 0;
 }

@@ -476,6 +476,25 @@ static int read_stat(struct cg *cg, const char *name, const struct mem_field *f,
 	return r < 0 ? r : 0;
 }
 
+/* swap: its own file on v2; on v1 memory+swap less memory (m->current is
+ * read first); absent (no swap accounting) reads as 0 */
+static int read_swap(struct cg *cg, const char *name, struct cg_memory *m)
+{
+	const struct mem_field v2 = { "memory.swap.current", NULL, true, offsetof(struct cg_memory, swap) };
+	const struct mem_field v1 = { "memory.memsw.usage_in_bytes", NULL, true, offsetof(struct cg_memory, swap) };
+	uint64_t both;
+	int r;
+
+	if (cg->info.memory_v2)
+		return read_field(cg, name, &v2, &m->swap);
+	r = read_field(cg, name, &mem_v1[0], &m->current);
+	if (r == 0)
+		r = read_field(cg, name, &v1, &both);
+	if (r == 0)
+		m->swap = both > m->current ? both - m->current : 0;
+	return r;
+}
+
 int cg_slot_memory_some(struct cg *cg, const char *name, unsigned what, struct cg_memory *out)
 {
 	const struct mem_field *fields = cg->info.memory_v2 ? mem_v2 : mem_v1;
@@ -487,6 +506,8 @@ int cg_slot_memory_some(struct cg *cg, const char *name, unsigned what, struct c
 			r = read_field(cg, name, &fields[i], (uint64_t *)((char *)&m + fields[i].off));
 	if (r == 0 && (what & (CG_MEM_LRU | CG_MEM_DIRTY)))
 		r = read_stat(cg, name, &fields[3], what, &m);
+	if (r == 0 && (what & CG_MEM_SWAP))
+		r = read_swap(cg, name, &m);
 	if (r < 0)
 		return r;
 	*out = m;

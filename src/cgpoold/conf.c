@@ -664,6 +664,7 @@ struct conf *conf_new_defaults(void)
 	c->pool.max_slots = 1024;
 	c->pool.idle_timeout_ms = 10 * 60 * 1000;
 	c->pool.recycle = true;
+	c->pool.recycle_max_memory = 16u << 20;
 	c->retire.mode = RETIRE_AUTO;
 	c->retire.drain_timeout_ms = 30 * 1000;
 	c->retire.verify_timeout_ms = 60 * 1000;

@@ -99,6 +99,7 @@ struct conf {
 		unsigned max_slots_per_user; /* per unprivileged uid; CONF_AUTO (default): max_slots/32, at least 1 */
 		uint64_t idle_timeout_ms; /* default 10m */
 		bool recycle;        /* default yes */
+		uint64_t recycle_max_memory; /* a scrubbed slot charged more (memory + swap) is set aside; 16M */
 	} pool;
 	struct {
 		enum retire_mode mode; /* default auto */

@@ -264,6 +264,18 @@ static int p_duration(const struct conf_key *k, const char *v, void *field, char
 	return 0;
 }
 
+/* a size: 4096, 512K, 16M, 2G (powers of 1024) */
+static int p_size(const struct conf_key *k, const char *v, void *field, char *err, size_t len)
+{
+	uint64_t n;
+
+	if (strcmp(v, "max") == 0 || parse_size(v, &n) < 0 || n < k->min || n > k->max)
+		return bad(err, len, k->name, "size", v, "use a number of bytes with K, M or G, up to %lluG",
+			   (unsigned long long)(k->max >> 30));
+	*(uint64_t *)field = n;
+	return 0;
+}
+
 static int p_bool(const struct conf_key *k, const char *v, void *field, char *err, size_t len)
 {
 	if (parse_bool(v, field) < 0)
@@ -324,6 +336,22 @@ static void pr_duration(FILE *f, const struct conf_key *k, const void *field)
 
 	format_duration_ms(buf, sizeof(buf), *(const uint64_t *)field);
 	fprintf(f, "%s = %s\n", k->name, buf);
+}
+
+static void pr_size(FILE *f, const struct conf_key *k, const void *field)
+{
+	static const char units[] = "KMGT";
+	uint64_t n = *(const uint64_t *)field;
+	int u = -1;
+
+	while (n && n % 1024 == 0 && u < 3) {
+		n /= 1024;
+		u++;
+	}
+	if (u < 0)
+		fprintf(f, "%s = %llu\n", k->name, (unsigned long long)n);
+	else
+		fprintf(f, "%s = %llu%c\n", k->name, (unsigned long long)n, units[u]);
 }
 
 static void pr_bool(FILE *f, const struct conf_key *k, const void *field)
@@ -663,6 +691,7 @@ static const struct conf_key pool_keys[] = {
 	KEY("max_slots_per_user", p_uint_auto, pr_uint_auto, D(pool.max_slots_per_user), RANGE(0, 65535)),
 	KEY("idle_timeout", p_duration, pr_duration, D(pool.idle_timeout_ms), RANGE(0, DUR_MAX)),
 	KEY("recycle", p_bool, pr_bool, D(pool.recycle)),
+	KEY("recycle_max_memory", p_size, pr_size, D(pool.recycle_max_memory), RANGE(0, (uint64_t)1 << 40)),
 };
 static const struct conf_key retire_keys[] = {
 	KEY("mode", p_enum, pr_enum, D(retire.mode), ENUM(mode_names, "mode")),

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "manager.h"
+#include "manager_internal.h"
 
 #include <errno.h>
 #include <grp.h>
@@ -25,9 +26,6 @@
 #include "retire.h"
 #include "util.h"
 
-#define IFACE "io.cgpool.Manager"
-#define ERR(name) IFACE "." name
-#define MAX_PIDS 1024
 #define LIST_BATCH 64 /* slots per loop wakeup of a streamed List */
 /* {"parameters":{"slots":[...]}} and the NUL around the slots of a List reply */
 #define LIST_REPLY_OVERHEAD 32
@@ -105,37 +103,35 @@ static const char interface_description[] =
 	"# the kernel refused a limit of the Attach (errno in words as reason); the\n"
 	"# run's limits are as they were and no process was moved\n"
 	"error LimitRefused(key: string, limit: string, value: string, reason: string)\n"
-	"error RetireFailed(key: string, reason: string)\n";
+	"error RetireFailed(key: string, reason: string)\n"
+	"# the key's run is another job's (job), or a job's and the Attach names none\n"
+	"error KeyBusy(key: string, job: string)\n"
+	"# the key's last job (job) ended on this node and the processes it left in\n"
+	"# the slot were still being killed after the Attach waited 4 s for them\n"
+	"error JobEnding(key: string, job: string, processes: int, reason: string)\n";
 
-struct manager {
-	struct pool *pool;
-	const struct conf *const *conf;
-	struct manager_hooks hooks;
-	uint64_t attaches;
-	uint64_t refusals;
-};
 
 /* ---- replies */
 
-static void reply_error(struct manager *m, struct vl_call *call, const char *error, json_t *params)
+void manager_reply_error(struct manager *m, struct vl_call *call, const char *error, json_t *params)
 {
 	m->refusals++;
 	vl_call_error(call, error, params);
 }
 
-static void invalid_parameter(struct manager *m, struct vl_call *call, const char *name)
+void manager_invalid_parameter(struct manager *m, struct vl_call *call, const char *name)
 {
-	reply_error(m, call, VL_ERR_INVALID_PARAMETER, json_pack("{s:s}", "parameter", name));
+	manager_reply_error(m, call, VL_ERR_INVALID_PARAMETER, json_pack("{s:s}", "parameter", name));
 }
 
-static void not_supported(struct manager *m, struct vl_call *call, const char *reason)
+void manager_not_supported(struct manager *m, struct vl_call *call, const char *reason)
 {
-	reply_error(m, call, ERR("NotSupported"), json_pack("{s:s}", "reason", reason));
+	manager_reply_error(m, call, ERR("NotSupported"), json_pack("{s:s}", "reason", reason));
 }
 
-static void permission_denied(struct manager *m, struct vl_call *call, const char *reason)
+void manager_permission_denied(struct manager *m, struct vl_call *call, const char *reason)
 {
-	reply_error(m, call, ERR("PermissionDenied"), json_pack("{s:s}", "reason", reason));
+	manager_reply_error(m, call, ERR("PermissionDenied"), json_pack("{s:s}", "reason", reason));
 }
 
 json_t *manager_slot_json(struct pool *pool, const struct slot *s)
@@ -203,7 +199,7 @@ static json_t *slot_json(struct manager *m, const struct slot *s)
 	return j;
 }
 
-static void reply_slot(struct manager *m, struct vl_call *call, const struct slot *s)
+void manager_reply_slot(struct manager *m, struct vl_call *call, const struct slot *s)
 {
 	vl_call_reply(call, json_pack("{s:o}", "slot", slot_json(m, s)));
 }
@@ -211,34 +207,34 @@ static void reply_slot(struct manager *m, struct vl_call *call, const struct slo
 /* ---- who may do what */
 
 /* root and members of socket_group may do everything (judged at accept) */
-static bool privileged(struct manager *m, struct vl_call *call)
+bool manager_privileged(struct manager *m, struct vl_call *call)
 {
 	return vl_call_privileged(call);
 }
 
 static bool require_privileged(struct manager *m, struct vl_call *call)
 {
-	if (privileged(m, call))
+	if (manager_privileged(m, call))
 		return true;
-	permission_denied(m, call, "only root and members of socket_group may do this");
+	manager_permission_denied(m, call, "only root and members of socket_group may do this");
 	return false;
 }
 
 /* ---- parameters */
 
-static const char *param_key(struct manager *m, struct vl_call *call, json_t *params)
+const char *manager_param_key(struct manager *m, struct vl_call *call, json_t *params)
 {
 	json_t *k = json_object_get(params, "key");
 	const char *why;
 
 	if (!json_is_string(k)) {
-		invalid_parameter(m, call, "key");
+		manager_invalid_parameter(m, call, "key");
 		return NULL;
 	}
 	if (key_validate(json_string_value(k), &why) < 0 || strlen(json_string_value(k)) != json_string_length(k)) {
 		if (strlen(json_string_value(k)) != json_string_length(k))
 			why = "key may not contain control characters";
-		reply_error(m, call, ERR("InvalidKey"), json_pack("{s:s%, s:s}", "key", json_string_value(k),
+		manager_reply_error(m, call, ERR("InvalidKey"), json_pack("{s:s%, s:s}", "key", json_string_value(k),
 								     json_string_length(k), "reason", why));
 		return NULL;
 	}
@@ -247,275 +243,15 @@ static const char *param_key(struct manager *m, struct vl_call *call, json_t *pa
 
 static struct slot *param_known_key(struct manager *m, struct vl_call *call, json_t *params)
 {
-	const char *key = param_key(m, call, params);
+	const char *key = manager_param_key(m, call, params);
 	struct slot *s;
 
 	if (!key)
 		return NULL;
 	s = pool_find(m->pool, key);
 	if (!s)
-		reply_error(m, call, ERR("NoSuchKey"), json_pack("{s:s}", "key", key));
+		manager_reply_error(m, call, ERR("NoSuchKey"), json_pack("{s:s}", "key", key));
 	return s;
-}
-
-/* pids: a non-empty array of positive integers that fit pid_t */
-static int param_pids(json_t *params, pid_t *pids, size_t *n)
-{
-	json_t *arr = json_object_get(params, "pids"), *v;
-	size_t i;
-
-	if (!json_is_array(arr) || json_array_size(arr) == 0 || json_array_size(arr) > MAX_PIDS)
-		return -EINVAL;
-	json_array_foreach(arr, i, v) {
-		if (!json_is_integer(v) || json_integer_value(v) <= 0 || json_integer_value(v) > INT32_MAX)
-			return -EINVAL;
-		pids[i] = (pid_t)json_integer_value(v);
-	}
-	*n = i;
-	return 0;
-}
-
-/* ---- methods */
-
-static void pool_full(struct manager *m, struct vl_call *call, const char *limit, const char *reason)
-{
-	reply_error(m, call, ERR("PoolFull"), json_pack("{s:i, s:s, s:s}", "max_slots", (int)(*m->conf)->pool.max_slots,
-							"limit", limit, "reason", reason));
-}
-
-/* a new slot's mkdir said ENOSPC: the kernel's memory cgroup IDs, held by
- * dying memcgs, are used up (the pool logged it) */
-static void no_cgroup_ids(struct manager *m, struct vl_call *call)
-{
-	struct cg_dying d;
-	char reason[160];
-	int r = m->hooks.dying ? dying_cache_get(m->hooks.dying, &d, NULL) : cg_dying(pool_cg(m->pool), &d);
-	int n = snprintf(reason, sizeof(reason), "the kernel has no memory cgroup IDs left (mkdir: ENOSPC)");
-
-	if (r == 0)
-		snprintf(reason + n, sizeof(reason) - (size_t)n, "; dying memcgs: %llu", (unsigned long long)d.count);
-	pool_full(m, call, "memcg_ids", reason);
-}
-
-static void attach_error(struct manager *m, struct vl_call *call, const char *key, const char *cls, int r,
-			 pid_t bad)
-{
-	char reason[256];
-
-	switch (r) {
-	case -ENOSPC:
-		snprintf(reason, sizeof(reason), "all %u slots (max_slots) are in use", (*m->conf)->pool.max_slots);
-		return pool_full(m, call, "max_slots", reason);
-	case -ENFILE:
-		return no_cgroup_ids(m, call);
-	case -ESRCH:
-		reply_error(m, call, ERR("NoSuchProcess"), json_pack("{s:i}", "pid", (int)bad));
-		return;
-	case -ENOENT:
-		reply_error(m, call, VL_ERR_INVALID_PARAMETER, json_pack("{s:s}", "parameter", "class"));
-		return;
-	case -EADDRINUSE: {
-		struct slot *s = pool_find(m->pool, key);
-		const char *job = s ? pool_tenant_job(s) : NULL;
-		reply_error(m, call, ERR("KeyBusy"), json_pack("{s:s, s:s}", "key", key, "job", job ? job : "(none)"));
-		return;
-	}
-	default:
-		snprintf(reason, sizeof(reason), "attach %s: %s", key, strerror(-r));
-		not_supported(m, call, reason);
-	}
-}
-
-__attribute__((format(printf, 3, 4))) static void refuse_unprivileged(struct manager *m, struct vl_call *call,
-									  const char *fmt, ...)
-{
-	va_list ap;
-	const struct ucred *peer = vl_call_peer(call);
-	char reason[400];
-
-	va_start(ap, fmt);
-	vsnprintf(reason, sizeof(reason), fmt, ap);
-	va_end(ap);
-	log_info("attach refused to uid %u pid %d: %s", (unsigned)peer->uid, (int)peer->pid, reason);
-	permission_denied(m, call, reason);
-}
-
-/* An unprivileged caller's key: in its namespace (user_keys), unbound or
- * bound by it, within its share of the pool; its class marked unprivileged.
- * false when the call was answered. */
-static bool unprivileged_attach_ok(struct manager *m, struct vl_call *call, const char *key, const char *cls)
-{
-	const struct conf *c = *m->conf;
-	const struct ucred *peer = vl_call_peer(call);
-	const struct conf_class *cl = cls ? conf_class_by_name(c, cls) : NULL;
-	struct slot *s = pool_find(m->pool, key);
-	const char *why;
-	unsigned mine, used;
-
-	if (!auth_key_of_uid(c->daemon.user_keys, peer->uid, key)) {
-		refuse_unprivileged(m, call, "key %s is not in your namespace (user_keys)", key);
-		return false;
-	}
-	if (s && s->owner_uid != peer->uid) {
-		refuse_unprivileged(m, call, "key %s is bound by another user", key);
-		return false;
-	}
-	if (cl && !cl->unprivileged) {
-		refuse_unprivileged(m, call, "class %s is not marked unprivileged = yes", cls);
-		return false;
-	}
-	if (s)
-		return true;
-	pool_usage(m->pool, peer->uid, &mine, &used);
-	if (auth_bind_check(c->pool.max_slots, c->pool.max_slots_per_user, mine, used, &why) < 0) {
-		char reason[160];
-		if (strcmp(why, "reserved") == 0)
-			snprintf(reason, sizeof(reason), "the last %u slots are reserved for root and socket_group",
-				 auth_slots_reserved(c->pool.max_slots));
-		else
-			snprintf(reason, sizeof(reason), "%u of your slots are bound (max_slots_per_user)", mine);
-		pool_full(m, call, why, reason);
-		return false;
-	}
-	return true;
-}
-
-/* The caller moves itself: the process that connected, still alive. */
-static bool peer_still_there(struct manager *m, struct vl_call *call, const char *key, const char *when)
-{
-	const struct ucred *peer = vl_call_peer(call);
-
-	if (vl_call_peer_alive(call))
-		return true;
-	log_warn("attach %s: the process that connected (pid %d, uid %u) has exited %s the move; refused", key,
-		 (int)peer->pid, (unsigned)peer->uid, when);
-	reply_error(m, call, ERR("NoSuchProcess"), json_pack("{s:i}", "pid", (int)peer->pid));
-	return false;
-}
-
-/* Attach's limits: {name: value} with value a string or a number of bytes,
- * each a resource key this hierarchy can apply. false when the call was
- * answered. */
-static bool param_limits(struct manager *m, struct vl_call *call, json_t *params, struct conf_res *out, size_t *n)
-{
-	json_t *limits = json_object_get(params, "limits"), *v;
-	char num[32], err[320], reason[400];
-	const char *name, *text;
-
-	*n = 0;
-	if (!limits || json_is_null(limits))
-		return true;
-	if (!json_is_object(limits) || json_object_size(limits) > CONF_MAX_RES) {
-		invalid_parameter(m, call, "limits");
-		return false;
-	}
-	json_object_foreach(limits, name, v) {
-		if (json_is_integer(v) && json_integer_value(v) >= 0)
-			snprintf(num, sizeof(num), "%lld", (long long)json_integer_value(v));
-		text = json_is_string(v) ? json_string_value(v) : json_is_integer(v) ? num : NULL;
-		if (!text || conf_res_value(name, text, &out[*n], err, sizeof(err)) < 0) {
-			snprintf(reason, sizeof(reason), "limits: %s", text ? err : "a value is a string or a number");
-			reply_error(m, call, VL_ERR_INVALID_PARAMETER, json_pack("{s:s, s:s}", "parameter", "limits",
-										"reason", reason));
-			return false;
-		}
-		if (!cg_resource_supported(pool_cg(m->pool), name)) {
-			snprintf(reason, sizeof(reason), "limits: %s is not supported on this hierarchy", name);
-			not_supported(m, call, reason);
-			return false;
-		}
-		(*n)++;
-	}
-	return true;
-}
-
-/* Attach's job, hold and release: root and socket_group only. false when
- * the call was answered. */
-static bool param_tenant(struct manager *m, struct vl_call *call, json_t *params, bool priv, struct attach_req *req)
-{
-	json_t *job = json_object_get(params, "job"), *hold = json_object_get(params, "hold"),
-	       *rel = json_object_get(params, "release");
-
-	*req = (struct attach_req){ 0 };
-	job = json_is_null(job) ? NULL : job;
-	hold = json_is_null(hold) ? NULL : hold;
-	rel = json_is_null(rel) ? NULL : rel;
-	if (!job && !hold && !rel)
-		return true;
-	if (!priv) {
-		permission_denied(m, call, "only root and members of socket_group may name a job or its holder");
-		return false;
-	}
-	if (job && (!json_is_string(job) || json_string_length(job) == 0 || json_string_length(job) > KEY_MAX ||
-		    strlen(json_string_value(job)) != json_string_length(job))) {
-		invalid_parameter(m, call, "job");
-		return false;
-	}
-	if (hold && (!json_is_integer(hold) || json_integer_value(hold) <= 0 || json_integer_value(hold) > INT32_MAX)) {
-		invalid_parameter(m, call, "hold");
-		return false;
-	}
-	if (rel && !json_is_boolean(rel)) {
-		invalid_parameter(m, call, "release");
-		return false;
-	}
-	req->job = job ? json_string_value(job) : NULL;
-	req->hold = hold ? (pid_t)json_integer_value(hold) : 0;
-	req->keep = rel && !json_is_true(rel);
-	return true;
-}
-
-static void m_attach(struct vl_call *call, json_t *params, void *ud)
-{
-	struct manager *m = ud;
-	const struct ucred *peer = vl_call_peer(call);
-	bool priv = privileged(m, call);
-	pid_t pids[MAX_PIDS], bad = 0;
-	json_t *cls = json_object_get(params, "class");
-	const char *key, *class_name = NULL;
-	struct conf_res limits[CONF_MAX_RES];
-	struct attach_req req;
-	struct slot *s;
-	const struct conf_res *refused = NULL;
-	size_t n, nlimits;
-	int r;
-
-	if (!(key = param_key(m, call, params)))
-		return;
-	if (param_pids(params, pids, &n) < 0)
-		return invalid_parameter(m, call, "pids");
-	if (cls && !json_is_null(cls)) {
-		if (!json_is_string(cls))
-			return invalid_parameter(m, call, "class");
-		class_name = json_string_value(cls);
-	}
-	if (!priv && !(n == 1 && pids[0] == peer->pid))
-		return permission_denied(m, call, "only root and members of socket_group may move other processes");
-	if (!priv && json_object_get(params, "limits") && !json_is_null(json_object_get(params, "limits")))
-		return permission_denied(m, call, "only root and members of socket_group may set limits");
-	if (!param_limits(m, call, params, limits, &nlimits) || !param_tenant(m, call, params, priv, &req))
-		return;
-	if (!priv && (!unprivileged_attach_ok(m, call, key, class_name) || !peer_still_there(m, call, key, "before")))
-		return;
-	req.key = key;
-	req.class_name = class_name;
-	req.owner = priv ? 0 : peer->uid;
-	req.pids = pids;
-	req.npids = n;
-	req.limits = limits;
-	req.nlimits = nlimits;
-	req.refused = &refused;
-	r = pool_attach_req(m->pool, &req, &s, &bad);
-	if (r < 0 && refused)
-		return reply_error(m, call, ERR("LimitRefused"),
-				   json_pack("{s:s, s:s, s:s, s:s}", "key", key, "limit", refused->name, "value",
-					     refused->value, "reason", strerror(-r)));
-	if (r < 0)
-		return attach_error(m, call, key, class_name, r, bad);
-	if (!priv && !peer_still_there(m, call, key, "during"))
-		return;
-	m->attaches++;
-	reply_slot(m, call, s);
 }
 
 static void m_release(struct vl_call *call, json_t *params, void *ud)
@@ -526,7 +262,7 @@ static void m_release(struct vl_call *call, json_t *params, void *ud)
 	if (!require_privileged(m, call) || !(s = param_known_key(m, call, params)))
 		return;
 	pool_release(m->pool, s->key, &s);
-	reply_slot(m, call, s);
+	manager_reply_slot(m, call, s);
 }
 
 /* ---- Freeze */
@@ -556,11 +292,11 @@ static void m_freeze(struct vl_call *call, json_t *params, void *ud)
 	if (!require_privileged(m, call))
 		return;
 	if (!json_is_string(job) || !json_string_length(job) || json_string_length(job) > 256) {
-		invalid_parameter(m, call, "job");
+		manager_invalid_parameter(m, call, "job");
 		return;
 	}
 	if (!json_is_boolean(frozen)) {
-		invalid_parameter(m, call, "frozen");
+		manager_invalid_parameter(m, call, "frozen");
 		return;
 	}
 	f.slots = json_array();
@@ -568,7 +304,7 @@ static void m_freeze(struct vl_call *call, json_t *params, void *ud)
 	if (f.r < 0) {
 		json_decref(f.slots);
 		snprintf(reason, sizeof(reason), "cgroup.freeze: %s", strerror(-f.r));
-		not_supported(m, call, reason);
+		manager_not_supported(m, call, reason);
 		return;
 	}
 	vl_call_reply(call, json_pack("{s:o}", "slots", f.slots));
@@ -690,14 +426,14 @@ static void m_list(struct vl_call *call, json_t *params, void *ud)
 	if (vl_call_more(call)) {
 		json_decref(la.slots);
 		if (!(ls = calloc(1, sizeof(*ls))))
-			return not_supported(m, call, "out of memory");
+			return manager_not_supported(m, call, "out of memory");
 		ls->m = m;
 		ls->pool = m->pool;
 		return list_batch(call, ls);
 	}
 	if (pool_foreach(m->pool, list_one, &la) < 0) {
 		json_decref(la.slots);
-		return reply_error(m, call, VL_ERR_EXPECTED_MORE, NULL);
+		return manager_reply_error(m, call, VL_ERR_EXPECTED_MORE, NULL);
 	}
 	append_unbound(m, la.slots);
 	vl_call_reply(call, json_pack("{s:o}", "slots", la.slots));
@@ -773,12 +509,12 @@ static void m_status(struct vl_call *call, json_t *params, void *ud)
 
 	if (!k || json_is_null(k))
 		return (void)vl_call_reply(call, json_pack("{s:o}", "daemon", daemon_json(m)));
-	if (!(key = param_key(m, call, params)))
+	if (!(key = manager_param_key(m, call, params)))
 		return;
 	if (!(s = pool_find(m->pool, key)) && (j = job_without_slot(m, key)) != NULL)
 		return (void)vl_call_reply(call, json_pack("{s:o, s:[]}", "slot", j, "recent_runs"));
 	if (!s)
-		return reply_error(m, call, ERR("NoSuchKey"), json_pack("{s:s}", "key", key));
+		return manager_reply_error(m, call, ERR("NoSuchKey"), json_pack("{s:s}", "key", key));
 	runs = json_array();
 	n = s->nrecent < SLOT_RECENT_RUNS ? s->nrecent : SLOT_RECENT_RUNS;
 	for (unsigned i = 0; i < n; i++)
@@ -795,7 +531,7 @@ static void m_probe(struct vl_call *call, json_t *params, void *ud)
 	enum lru_reparenting lru;
 
 	if (refresh && !json_is_null(refresh) && !json_is_boolean(refresh))
-		return invalid_parameter(m, call, "refresh");
+		return manager_invalid_parameter(m, call, "refresh");
 	if (json_is_true(refresh)) {
 		if (!require_privileged(m, call))
 			return;
@@ -856,11 +592,11 @@ static void m_retire(struct vl_call *call, json_t *params, void *ud)
 	if (!require_privileged(m, call) || !(s = param_known_key(m, call, params)))
 		return;
 	if (param_mode(m, params, &mode) < 0)
-		return invalid_parameter(m, call, "mode");
+		return manager_invalid_parameter(m, call, "mode");
 	if (w && !json_is_null(w) && !json_is_boolean(w))
-		return invalid_parameter(m, call, "wait");
+		return manager_invalid_parameter(m, call, "wait");
 	if (mode == RETIRE_KEEP)
-		return not_supported(m, call, "mode keep never removes a slot");
+		return manager_not_supported(m, call, "mode keep never removes a slot");
 	cg_slot_memory(pool_cg(m->pool), s->name, &mem);
 	json_t *now = json_pack("{s:s, s:s, s:I, s:i, s:s, s:s}", "key", s->key, "outcome", "retiring", "lru_bytes",
 				(json_int_t)(mem.file + mem.anon), "elapsed_ms", 0, "slot", s->name, "mode",
@@ -872,7 +608,7 @@ static void m_retire(struct vl_call *call, json_t *params, void *ud)
 		snprintf(reason, sizeof(reason), "%s", r == -EBUSY ? "the key's slot holds processes; retire it when it is idle"
 						  : r == -EALREADY ? "the key's slot is already being retired"
 								   : strerror(-r));
-		return not_supported(m, call, reason);
+		return manager_not_supported(m, call, reason);
 	}
 	if (!wait)
 		vl_call_reply(call, now);
@@ -888,16 +624,16 @@ static void supervise(struct vl_call *call, json_t *params, struct manager *m, i
 	char reason[KEY_MAX + 96];
 	int r;
 
-	if (!require_privileged(m, call) || !(key = param_key(m, call, params)))
+	if (!require_privileged(m, call) || !(key = manager_param_key(m, call, params)))
 		return;
 	r = m->hooks.jobs ? op(m->hooks.jobs, key) : -ENOENT;
 	if (r == -ENOENT)
-		return reply_error(m, call, ERR("NoSuchKey"), json_pack("{s:s}", "key", key));
+		return manager_reply_error(m, call, ERR("NoSuchKey"), json_pack("{s:s}", "key", key));
 	if (!(s = pool_find(m->pool, key))) {
 		snprintf(reason, sizeof(reason), "job %s has no slot: it could not start (the daemon's log says why)", key);
-		return not_supported(m, call, reason);
+		return manager_not_supported(m, call, reason);
 	}
-	reply_slot(m, call, s);
+	manager_reply_slot(m, call, s);
 }
 
 static void m_run(struct vl_call *call, json_t *params, void *ud)
@@ -936,11 +672,11 @@ static void m_metrics(struct vl_call *call, json_t *params, void *ud)
 	struct manager *m = ud;
 	struct metrics_in in = { m->pool, m->hooks.retire, m->attaches, m->refusals,
 				 m->hooks.max_stall_ms ? *m->hooks.max_stall_ms : 0, m->hooks.stall, m->hooks.work,
-				 m->hooks.dying, m->hooks.census };
+				 m->hooks.dying, m->hooks.census, m->waited };
 	char *text = metrics_text(&in);
 
 	if (!text)
-		return not_supported(m, call, "out of memory");
+		return manager_not_supported(m, call, "out of memory");
 	vl_call_reply(call, json_pack("{s:s}", "text", text));
 	free(text);
 }
@@ -949,7 +685,7 @@ static const struct {
 	const char *name;
 	vl_method_fn fn;
 } methods[] = {
-	{ "Attach", m_attach }, { "Release", m_release }, { "Freeze", m_freeze },   { "Retire", m_retire },
+	{ "Attach", manager_attach }, { "Release", m_release }, { "Freeze", m_freeze },   { "Retire", m_retire },
 	{ "List", m_list },
 	{ "Status", m_status }, { "Probe", m_probe },     { "Run", m_run },         { "Stop", m_stop },
 	{ "Restart", m_restart }, { "Reload", m_reload }, { "Metrics", m_metrics },
@@ -966,6 +702,7 @@ int manager_new(struct vl_server *srv, struct pool *pool, const struct conf *con
 		return -ENOMEM;
 	m->pool = pool;
 	m->conf = conf;
+	m->loop = pool_loop(pool);
 	if (hooks)
 		m->hooks = *hooks;
 	r = vl_server_add_interface(srv, IFACE, interface_description);
@@ -983,5 +720,7 @@ int manager_new(struct vl_server *srv, struct pool *pool, const struct conf *con
 
 void manager_free(struct manager *m)
 {
+	if (m)
+		manager_attach_fini(m);
 	free(m);
 }

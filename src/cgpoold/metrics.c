@@ -33,6 +33,12 @@ static void pool_metrics(FILE *f, const struct metrics_in *in)
 	fprintf(f, "cgpool_attach_total %llu\n", (unsigned long long)in->attaches);
 	metric(f, "cgpool_refused_total", "counter", "Calls refused with an error since start.");
 	fprintf(f, "cgpool_refused_total %llu\n", (unsigned long long)in->refusals);
+	metric(f, "cgpool_attach_waits_total", "counter",
+	       "Attach calls that waited for what a job left in the key's slot to be killed, since start.");
+	fprintf(f, "cgpool_attach_waits_total %llu\n", (unsigned long long)in->attach_waits);
+	metric(f, "cgpool_slots_set_aside_total", "counter",
+	       "Slots not recycled since start: still charged over recycle_max_memory after the scrub.");
+	fprintf(f, "cgpool_slots_set_aside_total %llu\n", (unsigned long long)pool_set_aside_count(in->pool));
 	metric(f, "cgpool_loop_stall_max_seconds", "gauge", "Longest event loop iteration since start.");
 	fprintf(f, "cgpool_loop_stall_max_seconds %.6f\n", in->max_stall_ms / 1000);
 }

@@ -21,6 +21,7 @@ struct metrics_in {
 	struct work *work;              /* may be NULL */
 	struct dying_cache *dying;      /* may be NULL: read now */
 	struct census_cache *census;    /* the machine's census; may be NULL: no node metrics */
+	uint64_t attach_waits;          /* Attaches that waited for a job's leftovers to be killed */
 };
 
 /* newly allocated text, or NULL on ENOMEM */

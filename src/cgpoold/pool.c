@@ -27,6 +27,16 @@ struct cg *pool_cg(const struct pool *p)
 	return p->cg;
 }
 
+struct ev_loop *pool_loop(const struct pool *p)
+{
+	return p->loop;
+}
+
+uint64_t pool_set_aside_count(const struct pool *p)
+{
+	return p->set_aside;
+}
+
 struct run *pool_cur_run(struct slot *s)
 {
 	return (struct run *)slot_last_run(s);
@@ -463,8 +473,13 @@ static void reset_some(struct slot *s, unsigned mask)
 void pool_act_apply(struct slot *s)
 {
 	const struct conf *c = s->pool->conf;
-	const struct conf_class *cls = s->class_name[0] ? conf_class_by_name(c, s->class_name) : NULL;
-	const struct conf_job *job = conf_job_for_key(c, s->key);
+
+	pool_act_apply_class(s, s->class_name[0] ? conf_class_by_name(c, s->class_name) : NULL);
+}
+
+void pool_act_apply_class(struct slot *s, const struct conf_class *cls)
+{
+	const struct conf_job *job = conf_job_for_key(s->pool->conf, s->key);
 
 	if (s->run_limits)
 		reset_some(s, s->run_limits);
@@ -567,36 +582,44 @@ static int scrub_fn(void *arg)
 	return cg_slot_reclaim(s->pool->cg, s->name, s->scrub_bytes);
 }
 
+/* After the scrub: a slot still charged more than recycle_max_memory
+ * (memory and swap: tmpfs or shared memory files the last key left, which
+ * no reclaim takes without swap, or processes that would not die) is given
+ * to no new key; it is set aside under a key of its own and looked at
+ * again after idle_timeout. */
+static void scrub_check(struct slot *s)
+{
+	struct cg_memory mem;
+
+	if (s->state != SLOT_WARM || s->key[0] ||
+	    cg_slot_memory_some(s->pool->cg, s->name, CG_MEM_CURRENT | CG_MEM_SWAP, &mem) < 0 ||
+	    mem.current + mem.swap <= s->pool->conf->pool.recycle_max_memory)
+		return;
+	s->scrub_bytes = mem.current + mem.swap;
+	pool_slot_event(s, SLOT_EV_LEFTOVER);
+}
+
+/* on the loop, after the worker's reclaim */
 static void scrub_done(int r, void *arg)
 {
 	struct slot *s = arg;
 
 	if (r < 0 && r != -EAGAIN)
 		log_warn("slot %s: reclaim: %s", s->name, strerror(-r));
-	if (!s->busy)
-		return; /* run on the loop: the transition goes on */
 	s->busy = false;
 	pool_list_insert(s->pool, s);
+	scrub_check(s);
 }
 
-/* Make a slot fit for its next tenant: give back the memory the last key
- * left, put the limits back to the kernel's defaults, forget the key. */
+/* Make a slot fit for its next tenant: forget the key, put the limits back
+ * to the kernel's defaults, give back the memory the last key left (on a
+ * worker), then see that it did. */
 static void act_scrub(struct slot *s)
 {
 	struct cg *cg = s->pool->cg;
 	struct cg_memory mem;
 	int r;
 
-	if (cg_slot_memory_some(cg, s->name, CG_MEM_CURRENT, &mem) == 0 && mem.current > 0) {
-		s->scrub_bytes = mem.current;
-		r = s->pool->work ? work_submit(s->pool->work, scrub_fn, scrub_done, s) : -ENOSYS;
-		if (r == 0) {
-			s->busy = true; /* out of the warm list until scrub_done */
-			pool_list_remove(s->pool, s);
-		}
-		else
-			scrub_done(scrub_fn(s), s);
-	}
 	pool_reset_limits(s);
 	pool_tenant_free(s); /* the last key's job, if any, is over (a state file of an older daemon may still name one) */
 	log_event(LOG_INFO, &(struct log_fields){ .key = s->key, .slot = s->name },
@@ -608,6 +631,38 @@ static void act_scrub(struct slot *s)
 	s->runs = 0;
 	s->nrecent = 0;
 	s->idle_since_us = 0;
+	if (cg_slot_memory_some(cg, s->name, CG_MEM_CURRENT, &mem) == 0 && mem.current > 0) {
+		s->scrub_bytes = mem.current;
+		if (s->pool->work && work_submit(s->pool->work, scrub_fn, scrub_done, s) == 0) {
+			s->busy = true; /* out of the warm list until scrub_done */
+			pool_list_remove(s->pool, s);
+			return;
+		}
+		r = scrub_fn(s);
+		if (r < 0 && r != -EAGAIN)
+			log_warn("slot %s: reclaim: %s", s->name, strerror(-r));
+	}
+	scrub_check(s);
+}
+
+/* The scrub left the slot charged: a key of its own, so that no new key
+ * gets it, and it shows in List with what it holds. */
+static void act_set_aside(struct slot *s)
+{
+	char key[KEY_MAX + 1];
+
+	snprintf(key, sizeof(key), "leftover.%s", s->name);
+	s->pool->set_aside++;
+	if (pool_slot_set_key(s, key) < 0) {
+		log_err("slot %s: cannot be set aside as %s: %s", s->name, key, strerror(ENOMEM));
+		return;
+	}
+	log_event(LOG_WARNING, &(struct log_fields){ .key = key, .slot = s->name },
+		  "slot %s: not recycled: %llu bytes still charged after the scrub, over recycle_max_memory "
+		  "(%llu): tmpfs or shared memory files the last key left, or processes that would not die; set "
+		  "aside as key %s, looked at again after idle_timeout",
+		  s->name, (unsigned long long)s->scrub_bytes, (unsigned long long)s->pool->conf->pool.recycle_max_memory,
+		  key);
 }
 
 /* A transition: the state, and when the slot became idle (which orders the
@@ -645,6 +700,8 @@ static void pool_slot_do(struct slot *s, enum slot_state prev, unsigned act)
 {
 	if (act & SLOT_ACT_ORPHAN)
 		act_orphan(s);
+	if (act & SLOT_ACT_SET_ASIDE)
+		act_set_aside(s);
 	if (act & SLOT_ACT_RUN_END)
 		act_run_end(s, prev);
 	if (act & SLOT_ACT_STOP_TIMER)

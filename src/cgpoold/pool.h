@@ -67,10 +67,34 @@ struct attach_req {
 	const struct conf_res **refused; /* out, may be NULL: the limit the kernel refused, when one was */
 };
 int pool_attach_req(struct pool *p, const struct attach_req *req, struct slot **out, pid_t *bad_pid);
+/* An Attach in two steps: the plan looks everything up once (the key's
+ * slot, the class its run gets, whether the slot holds processes, the
+ * tenant's verdict, and where the caller is now) and changes nothing; the
+ * apply binds, writes and moves by the plan, on the same turn of the loop
+ * (pool_attach_req is both). */
+struct attach_plan {
+	struct slot *slot;              /* the key's slot; NULL: a warm one is bound when applied */
+	const struct conf_class *cls;   /* the class of the run: the slot's, or for a key bound now the
+					 * named one, else the first matching the key; NULL: none */
+	const struct conf_class *named; /* the class the Attach named, NULL: none named or no such class */
+	struct slot *from;              /* the slot the caller is in now (NULL: none of the pool's, or not asked) */
+	bool procs;                     /* the key's slot holds processes */
+	int refused;                    /* 0, or why the apply will refuse: -ENOENT no such class,
+					 * -EADDRINUSE the key runs another job, -EINPROGRESS the key's
+					 * last job ended and what it left is still being killed (wait
+					 * until the slot is empty, then plan again) */
+};
+/* caller (0: not asked) is the pid whose current slot goes into plan->from. */
+void pool_attach_plan(struct pool *p, const struct attach_req *req, pid_t caller, struct attach_plan *plan);
+/* Errors as pool_attach's, and plan->refused. */
+int pool_attach_apply(struct pool *p, const struct attach_req *req, const struct attach_plan *plan,
+		      struct slot **out, pid_t *bad_pid);
 /* The job whose run the key's slot holds (NULL: none) and how many
  * processes hold it on this node. */
 const char *pool_tenant_job(const struct slot *s);
 unsigned pool_tenant_holders(const struct slot *s);
+/* The job's last holder is gone and the processes it left are being killed */
+bool pool_tenant_ending(const struct slot *s);
 /* Stop watching the slot's holders and free its tenant (slot_tenant_free) */
 void pool_tenant_free(struct slot *s);
 /* pidfd_open(2) for the holders (-1 and errno ENOSYS: polled instead);
@@ -130,6 +154,9 @@ int pool_foreach(struct pool *p, int (*fn)(struct slot *s, void *ud), void *ud);
 struct slot *pool_slot_from(struct pool *p, unsigned id);
 void pool_counts(const struct pool *p, unsigned counts[SLOT_NSTATES]);
 struct cg *pool_cg(const struct pool *p);
+struct ev_loop *pool_loop(const struct pool *p);
+/* slots the scrub left charged over recycle_max_memory and set aside, since start */
+uint64_t pool_set_aside_count(const struct pool *p);
 /* runs started in slots and slot cgroups made over the node's history (the
  * state keeps them across restarts); zeros without a state */
 void pool_totals(const struct pool *p, struct state_totals *out);

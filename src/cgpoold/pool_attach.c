@@ -27,17 +27,8 @@ static int pids_exist(const pid_t *pids, size_t n, pid_t *bad)
 	return 0;
 }
 
-static int slot_bind(struct pool *p, struct slot *s, const char *key, const char *class_name, uid_t owner)
+static int slot_bind(struct slot *s, const char *key, const struct conf_class *cls, uid_t owner)
 {
-	const struct conf_class *cls;
-
-	if (class_name) {
-		cls = conf_class_by_name(p->conf, class_name);
-		if (!cls)
-			return -ENOENT;
-	} else {
-		cls = conf_class_for_key(p->conf, key);
-	}
 	if (pool_slot_set_key(s, key) < 0)
 		return -ENOMEM;
 	snprintf(s->class_name, sizeof(s->class_name), "%s", cls ? cls->name : "");
@@ -50,19 +41,18 @@ static int slot_bind(struct pool *p, struct slot *s, const char *key, const char
 	return 0;
 }
 
-/* The slot for key: its own, else a warm one (created if none is ready). */
-static int slot_for_key(struct pool *p, const char *key, const char *class_name, uid_t owner, struct slot **out,
-			bool *fresh)
+/* The key's slot the plan found, else a warm one (created if none is ready)
+ * bound to the key now. */
+static int slot_take(struct pool *p, const struct attach_req *req, const struct attach_plan *plan,
+		     struct slot **out, bool *fresh)
 {
-	struct slot *s = pool_find(p, key);
+	struct slot *s = plan->slot;
 	int r;
 
 	*fresh = false;
 	if (s && s->state == SLOT_RETIRING && pool_unretire(p, s) < 0)
 		s = NULL; /* being removed: a new slot at once */
 	if (s) {
-		if (class_name && !conf_class_by_name(p->conf, class_name))
-			return -ENOENT;
 		*out = s;
 		return 0;
 	}
@@ -72,7 +62,7 @@ static int slot_for_key(struct pool *p, const char *key, const char *class_name,
 		if (r < 0)
 			return r;
 	}
-	r = slot_bind(p, s, key, class_name, owner);
+	r = slot_bind(s, req->key, plan->cls, req->owner);
 	if (r < 0)
 		return r;
 	*fresh = true;
@@ -181,7 +171,43 @@ static int apply_run_limits(struct slot *s, const struct attach_req *req, char *
 	return r;
 }
 
+void pool_attach_plan(struct pool *p, const struct attach_req *req, pid_t caller, struct attach_plan *plan)
+{
+	struct slot *s = pool_find(p, req->key);
+	char from[SLOT_NAME_MAX];
+
+	*plan = (struct attach_plan){ .slot = s };
+	if (req->class_name) {
+		plan->named = conf_class_by_name(p->conf, req->class_name);
+		if (!plan->named)
+			plan->refused = -ENOENT;
+	}
+	if (s)
+		plan->cls = s->class_name[0] ? conf_class_by_name(p->conf, s->class_name) : NULL;
+	else
+		plan->cls = req->class_name ? plan->named : conf_class_for_key(p->conf, req->key);
+	if (caller > 0 && cg_pid_slot(p->cg, caller, from, sizeof(from)) == 0)
+		plan->from = pool_find_name(p, from);
+	if (!s)
+		return;
+	/* a run that ended a moment ago, before its event reached us (the
+	 * populated flag can lag the exit of the last process: trust an empty
+	 * cgroup.procs too) */
+	plan->procs = (s->state == SLOT_RUNNING || pool_tenant_ending(s)) && pool_slot_has_procs(s);
+	if (plan->refused == 0)
+		plan->refused = pool_tenant_verdict(s, req->job, plan->procs);
+}
+
 int pool_attach_req(struct pool *p, const struct attach_req *req, struct slot **out, pid_t *bad_pid)
+{
+	struct attach_plan plan;
+
+	pool_attach_plan(p, req, 0, &plan);
+	return pool_attach_apply(p, req, &plan, out, bad_pid);
+}
+
+int pool_attach_apply(struct pool *p, const struct attach_req *req, const struct attach_plan *plan,
+		      struct slot **out, pid_t *bad_pid)
 {
 	const char *key = req->key;
 	const pid_t *pids = req->pids;
@@ -194,10 +220,15 @@ int pool_attach_req(struct pool *p, const struct attach_req *req, struct slot **
 	bool devset = false;
 	int r;
 
+	if (plan->refused == -EADDRINUSE)
+		log_warn("slot %s (%s): attach for job %s refused: the key runs job %s", plan->slot->name, key,
+			 req->job ? req->job : "(none)", pool_tenant_job(plan->slot) ? pool_tenant_job(plan->slot) : "(none)");
+	if (plan->refused < 0)
+		return plan->refused;
 	/* a key without a slot binds only for live processes, several move
 	 * only if all live, and a run's limits are written only for live
 	 * ones; one pid into a bound slot: its move tells a dead one (ESRCH) */
-	if (npids != 1 || req->nlimits || !pool_find(p, key)) {
+	if (npids != 1 || req->nlimits || !plan->slot) {
 		r = pids_exist(pids, npids, bad_pid);
 		if (r < 0)
 			return r;
@@ -206,27 +237,17 @@ int pool_attach_req(struct pool *p, const struct attach_req *req, struct slot **
 		*bad_pid = req->hold;
 		return -ESRCH;
 	}
-	r = slot_for_key(p, key, req->class_name, req->owner, &s, &fresh);
+	r = slot_take(p, req, plan, &s, &fresh);
 	if (r < 0)
 		return r;
 	pool_hold(p, s); /* a run's end and the next one's start: one record */
-	/* a run that ended a moment ago, before its event reached us (the
-	 * populated flag can lag the exit of the last process: trust an empty
-	 * cgroup.procs too) */
-	if (s->state == SLOT_RUNNING && !pool_slot_has_procs(s))
+	if (s == plan->slot && s->state == SLOT_RUNNING && !plan->procs)
 		pool_slot_event(s, SLOT_EV_EMPTY);
-	/* a key is one job's at a time, whoever asks */
-	r = pool_tenant_check(s, req->job);
-	if (r < 0) {
-		log_warn("slot %s (%s): attach for job %s refused: the key runs job %s", s->name, key,
-			 req->job ? req->job : "(none)", pool_tenant_job(s) ? pool_tenant_job(s) : "(none)");
-		goto fail;
-	}
 	r = pool_slot_plan(s, SLOT_EV_ATTACH, &t);
 	if (r < 0)
 		goto fail;
 	if (t.act & SLOT_ACT_APPLY)
-		pool_act_apply(s); /* limits in place before the processes arrive */
+		pool_act_apply_class(s, plan->cls); /* limits in place before the processes arrive */
 	r = apply_run_limits(s, req, devices, sizeof(devices), &devset);
 	if (r < 0)
 		goto fail;

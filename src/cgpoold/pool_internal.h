@@ -38,6 +38,7 @@ struct pool {
 	struct state *state;
 	ev_timer nocg_timer;  /* the kernel had no cgroup IDs: the warm refill waits */
 	double nocg_backoff;  /* 0: no such episode */
+	uint64_t set_aside;   /* slots the scrub left charged, not recycled (since start) */
 	unsigned nocg_refused; /* mkdirs refused in this episode */
 	/* retirements the last daemon removed but did not verify: slot copies
 	 * (state retiring, in no list or map) kept in every snapshot, their ids
@@ -152,8 +153,10 @@ void pool_peak_sample(struct slot *s, struct run *run);
 
 /* ---- pool_tenant.c: the job a run belongs to, its holders */
 /* 0: an Attach for job (NULL: none) may go into s now; -EADDRINUSE: the run is
- * another job's (or a job's and this Attach names none) */
-int pool_tenant_check(const struct slot *s, const char *job);
+ * another job's (or a job's and this Attach names none); -EINPROGRESS: the
+ * key's last job ended and the processes it left are being killed (procs:
+ * the slot holds processes; a running slot without is taken as ended) */
+int pool_tenant_verdict(const struct slot *s, const char *job, bool procs);
 /* after a successful Attach: the run is job's, hold (> 0) holds it; -ESRCH
  * the holder is gone */
 int pool_tenant_bind(struct slot *s, const char *job, pid_t hold, bool release);
@@ -169,6 +172,8 @@ void pool_tenant_resume(struct slot *s);
 
 /* pool.c, for pool_attach.c: the actions of the table and warm growth */
 void pool_act_apply(struct slot *s);
+/* the same with the slot's class already looked up (an Attach's plan) */
+void pool_act_apply_class(struct slot *s, const struct conf_class *cls);
 void pool_reset_limits(struct slot *s);
 int pool_grow(struct pool *p, struct slot **out);
 

@@ -91,6 +91,11 @@ unsigned pool_tenant_holders(const struct slot *s)
 	return s->tenant ? s->tenant->nholders : 0;
 }
 
+bool pool_tenant_ending(const struct slot *s)
+{
+	return s->tenant && s->tenant->ending;
+}
+
 /* Does the run belong to a job now: a holder alive, or its processes running? */
 static bool job_lives(const struct slot *s)
 {
@@ -99,16 +104,18 @@ static bool job_lives(const struct slot *s)
 	return t && t->job && !t->ending && (t->nholders > 0 || s->state == SLOT_RUNNING);
 }
 
-int pool_tenant_check(const struct slot *s, const char *job)
+int pool_tenant_verdict(const struct slot *s, const char *job, bool procs)
 {
-	const char *cur = pool_tenant_job(s);
+	const struct tenant *t = s->tenant;
+	bool running = s->state == SLOT_RUNNING && procs;
 
-	if (job_lives(s))
-		return job && strcmp(job, cur) == 0 ? 0 : -EADDRINUSE;
+	/* nothing of the last job may reach the next run, of this job or another */
+	if (t && t->ending)
+		return procs ? -EINPROGRESS : 0;
+	if (t && t->job && (t->nholders > 0 || running))
+		return job && strcmp(job, t->job) == 0 ? 0 : -EADDRINUSE;
 	/* a run of nobody's job (an Attach without one) is not joined by a job */
-	if (job && s->state == SLOT_RUNNING && !cur)
-		return -EADDRINUSE;
-	return 0;
+	return job && running && !(t && t->job) ? -EADDRINUSE : 0;
 }
 
 /* ---- suspend and resume */
@@ -304,14 +311,19 @@ int pool_tenant_bind(struct slot *s, const char *job, pid_t hold, bool release)
 		return 0;
 	if (!t && !(t = slot_tenant_new(s)))
 		return -ENOMEM;
+	if (t->ending) {
+		/* the Attach waited until what the job left was gone
+		 * (pool_tenant_verdict): a fresh run, no kill round pending */
+		t->ending = false;
+		t->kill_rounds = 0;
+		ev_timer_stop(s->pool->loop, &t->kill_timer);
+	}
 	if (job && (!t->job || strcmp(t->job, job) != 0)) {
 		char *dup = strdup(job);
 		if (!dup)
 			return -ENOMEM;
 		free(t->job);
 		t->job = dup;
-		t->ending = false;
-		ev_timer_stop(s->pool->loop, &t->kill_timer);
 	}
 	t->release = release;
 	if (hold <= 0)

@@ -33,7 +33,8 @@ enum {
 static const struct transition table[SLOT_NSTATES][SLOT_NEVENTS] = {
 	[SLOT_WARM] = {
 		[SLOT_EV_ATTACH] = { OK, SLOT_RUNNING, START },
-		/* a warm slot is never handed out with processes inside */
+		/* a warm slot is never handed out with processes inside, nor
+		 * with what the last key left charged to it (the scrub's check) */
 		[SLOT_EV_POPULATED] = { OK, SLOT_RUNNING, SLOT_ACT_ORPHAN | SLOT_ACT_RUN_START },
 		[SLOT_EV_EMPTY] = { NOP, SLOT_WARM, 0 },
 		[SLOT_EV_RELEASE] = { NOP, SLOT_WARM, 0 },
@@ -45,6 +46,7 @@ static const struct transition table[SLOT_NSTATES][SLOT_NEVENTS] = {
 		[SLOT_EV_UNRETIRE] = { NOP, SLOT_WARM, 0 },
 		[SLOT_EV_UNRETIRE_WARM] = { NOP, SLOT_WARM, 0 },
 		[SLOT_EV_RECYCLE] = { NOP, SLOT_WARM, 0 },
+		[SLOT_EV_LEFTOVER] = { OK, SLOT_IDLE, SLOT_ACT_SET_ASIDE | SLOT_ACT_IDLE_TIMER },
 	},
 	[SLOT_RUNNING] = {
 		/* the run goes on with the limits it has: an Attach's own are written over them */
@@ -59,6 +61,7 @@ static const struct transition table[SLOT_NSTATES][SLOT_NEVENTS] = {
 		[SLOT_EV_UNRETIRE] = { NOP, SLOT_RUNNING, 0 },
 		[SLOT_EV_UNRETIRE_WARM] = { NOP, SLOT_RUNNING, 0 },
 		[SLOT_EV_RECYCLE] = { NOP, SLOT_RUNNING, 0 },
+		[SLOT_EV_LEFTOVER] = { NOP, SLOT_RUNNING, 0 },
 	},
 	[SLOT_IDLE] = {
 		[SLOT_EV_ATTACH] = { OK, SLOT_RUNNING, START },
@@ -72,6 +75,7 @@ static const struct transition table[SLOT_NSTATES][SLOT_NEVENTS] = {
 		[SLOT_EV_UNRETIRE] = { NOP, SLOT_IDLE, 0 },
 		[SLOT_EV_UNRETIRE_WARM] = { NOP, SLOT_IDLE, 0 },
 		[SLOT_EV_RECYCLE] = { OK, SLOT_WARM, SLOT_ACT_STOP_TIMER | SLOT_ACT_SCRUB },
+		[SLOT_EV_LEFTOVER] = { NOP, SLOT_IDLE, 0 },
 	},
 	[SLOT_RETIRING] = {
 		/* pool_attach cancels the retirement first (UNRETIRE) or gives the key another slot */
@@ -87,6 +91,7 @@ static const struct transition table[SLOT_NSTATES][SLOT_NEVENTS] = {
 		[SLOT_EV_UNRETIRE] = { OK, SLOT_IDLE, SLOT_ACT_IDLE_TIMER },
 		[SLOT_EV_UNRETIRE_WARM] = { OK, SLOT_WARM, 0 },
 		[SLOT_EV_RECYCLE] = { NOP, SLOT_RETIRING, 0 },
+		[SLOT_EV_LEFTOVER] = { NOP, SLOT_RETIRING, 0 },
 	},
 };
 
@@ -117,6 +122,7 @@ static const char *const event_names[SLOT_NEVENTS] = {
 	[SLOT_EV_RELEASE] = "release", [SLOT_EV_IDLE_TIMEOUT] = "idle-timeout", [SLOT_EV_RETIRE] = "retire",
 	[SLOT_EV_RESTORE_RUNNING] = "restore-running", [SLOT_EV_RESTORE_IDLE] = "restore-idle",
 	[SLOT_EV_UNRETIRE] = "unretire", [SLOT_EV_UNRETIRE_WARM] = "unretire-warm", [SLOT_EV_RECYCLE] = "recycle",
+	[SLOT_EV_LEFTOVER] = "leftover",
 };
 
 const char *slot_state_name(enum slot_state s)

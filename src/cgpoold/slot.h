@@ -29,6 +29,7 @@ enum slot_event {
 	SLOT_EV_UNRETIRE,     /* a retirement cancelled or failed: the key keeps the slot */
 	SLOT_EV_UNRETIRE_WARM, /* the same for a slot without a key */
 	SLOT_EV_RECYCLE,      /* a released key's idle slot taken for new keys before idle_timeout */
+	SLOT_EV_LEFTOVER,     /* the scrub left more than recycle_max_memory charged to the slot */
 	SLOT_NEVENTS,
 };
 
@@ -42,6 +43,7 @@ enum slot_action {
 	SLOT_ACT_SCRUB = 1 << 5,       /* reclaim memory, reset counters, unbind the key */
 	SLOT_ACT_RETIRE = 1 << 6,      /* hand the slot to retirement */
 	SLOT_ACT_ORPHAN = 1 << 7,      /* processes nobody gave it: bind key orphan.<name> (before RUN_START) */
+	SLOT_ACT_SET_ASIDE = 1 << 8,   /* memory left after the scrub: bind key leftover.<name> */
 };
 
 /* Returns 0 and the next state and actions, or -EBUSY (the slot is running)

@@ -48,6 +48,7 @@ static const struct err_text err_texts[] = {
 	{ "io.cgpool.Manager.PoolFull", "pool is full (max_slots {max_slots})", "pool is full" },
 	{ "io.cgpool.Manager.NoSuchProcess", "no such process: {pid}", "no such process" },
 	{ "io.cgpool.Manager.KeyBusy", "key {key} runs another job ({job})", "the key runs another job" },
+	{ "io.cgpool.Manager.JobEnding", "key {key}: {reason}", "the key's last job is still being killed" },
 	{ "io.cgpool.Manager.PermissionDenied", "permission denied: {reason}", "permission denied" },
 	{ "io.cgpool.Manager.NotSupported", "not supported: {reason}", "not supported" },
 	{ "io.cgpool.Manager.LimitRefused", "limit {limit} = {value} refused for {key}: {reason} (the run's limits are "
