@@ -144,7 +144,7 @@ static void check_setup(void)
 
 EXPORT int slurm_spank_init(spank_t sp, int ac, char **av)
 {
-	char err[256];
+	char err[1024];
 
 	if (spank_option_register(sp, &key_option) != ESPANK_SUCCESS)
 		slurm_error("cgpool: cannot register --cgpool-key");

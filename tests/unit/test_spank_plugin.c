@@ -734,13 +734,16 @@ static void test_slurmd_start(void **state)
 	assert_ptr_equal(strchr(seen->log, '\n'), strrchr(seen->log, '\n'));
 }
 
-/* ---- a bad plugstack.conf argument stops the plug-in with its name */
+/* ---- a bad plugstack.conf argument stops the plug-in with its name: at
+ * slurmd's start (a required plug-in that fails to load stops slurmd) */
 static void bad_args(void)
 {
-	char *av[] = { "key=slurm.%u" };
+	char *av[] = { "key=slurm.%u" }, *av2[] = { "key=slurm.%j.%u" };
 
 	step_of(11, 0, 0, 1);
 	seen->rc[0] = slurm_spank_init(NULL, 1, av);
+	fake.ctx = S_CTX_SLURMD;
+	seen->rc[1] = slurm_spank_init(NULL, 1, av2);
 }
 
 static void test_bad_args(void **state)
@@ -749,6 +752,13 @@ static void test_bad_args(void **state)
 	assert_int_equal(seen->rc[0], -1);
 	assert_non_null(strstr(seen->log, "E: cgpool: "));
 	assert_non_null(strstr(seen->log, "%j is needed"));
+	/* uid J's --cgpool-key=U is job J's key of uid U: the whole reason in slurmd's log */
+	assert_int_equal(seen->rc[1], -1);
+	assert_non_null(strstr(seen->log, "E: cgpool: plugstack.conf argument \"slurm.%j.%u\": key pattern: a job's "
+					  "key can be slurm.1.1, which is also the key uid 1 gets with --cgpool-key=1: "
+					  "that user could take it first and the job would be refused; put %j first after "
+					  "a fixed prefix and a separator after it, as in slurm.%j or slurm.%j_%u "
+					  "(doc/slurm.md)\n"));
 }
 
 int main(void)
