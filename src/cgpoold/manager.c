@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "varlink_auth.h"
+#include "cgpool.h"
 #include "cg.h"
 #include "metrics_dying.h"
 #include "job.h"
@@ -27,7 +28,10 @@
 
 #define IFACE "io.cgpool.Manager"
 #define ERR(name) IFACE "." name
-#define MAX_PIDS 1024
+#define MAX_PIDS CGPOOL_MAX_PIDS /* the library's and the Slurm plug-in's limit too */
+/* an Attach of MAX_PIDS pids (7 digits and a comma each) and its other
+ * parameters fit in one request */
+_Static_assert(MAX_PIDS * 8 + 8192 <= VL_MAX_MESSAGE, "an Attach of MAX_PIDS pids must fit in a request");
 #define LIST_BATCH 64 /* slots per loop wakeup of a streamed List */
 /* {"parameters":{"slots":[...]}} and the NUL around the slots of a List reply */
 #define LIST_REPLY_OVERHEAD 32
