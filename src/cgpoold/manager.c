@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "varlink_auth.h"
+#include "cgpool.h"
 #include "cg.h"
 #include "metrics_dying.h"
 #include "job.h"

@@ -18,12 +18,16 @@
 #include <string.h>
 
 #include "varlink_auth.h"
+#include "cgpool.h"
 #include "cg.h"
 #include "log.h"
 #include "metrics_dying.h"
 #include "util.h"
 
-#define MAX_PIDS 1024
+#define MAX_PIDS CGPOOL_MAX_PIDS /* the library's and the Slurm plug-in's limit too */
+/* an Attach of MAX_PIDS pids (7 digits and a comma each) and its other
+ * parameters fit in one request */
+_Static_assert(MAX_PIDS * 8 + 8192 <= VL_MAX_MESSAGE, "an Attach of MAX_PIDS pids must fit in a request");
 #define ATTACH_WAIT_S 4.0       /* below the Slurm plug-in's default timeout (5 s) */
 #define ATTACH_WAIT_POLL_S 0.05 /* as often as the kill rounds of a kernel without cgroup.kill */
 

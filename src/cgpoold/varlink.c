@@ -14,7 +14,12 @@
  *
  * The queue stays bounded: continuing replies are refused once it holds
  * VL_OUT_HIGH bytes, so it never holds more than VL_OUT_HIGH plus one reply
- * (at most VL_MAX_REPLY). */
+ * (at most VL_MAX_REPLY).
+ *
+ * Every connection counts against its uid's share (max_connections_per_user)
+ * until it is freed, and is freed once nothing moved on it for the idle
+ * timeout while it waited for its client: reading, writing and streaming
+ * alike (conn_idle_cb). */
 #include "config.h"
 
 #include "varlink.h"
@@ -169,6 +174,7 @@ static int conn_flush(struct vl_conn *c)
 			return -errno;
 		}
 		c->out_off += (size_t)n;
+		c->active = ev_now(c->srv->loop); /* the client reads: not idle */
 	}
 	free(c->out);
 	c->out = NULL;
@@ -364,20 +370,24 @@ static void conn_write_cb(struct ev_loop *loop, ev_io *w, int revents)
 	conn_run(w->data);
 }
 
-/* Close a connection that has had no call in flight and nothing to send
- * for connection_idle_timeout (a partial message does not count). */
+/* Close a connection on which nothing has moved for connection_idle_timeout:
+ * no request read and no byte of a reply sent. Waiting for the client counts
+ * as idle: a streaming call whose client stops reading, a reply nobody reads.
+ * A call the daemon itself is still working on (a handler holds it and waits
+ * for no drained hook) does not; a partial message is no request. */
 static void conn_idle_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
 	struct vl_conn *c = w->data;
 	double timeout = c->srv->limits.idle_timeout, left = c->active + timeout - ev_now(loop);
+	bool working = c->busy || (c->pending && !c->pending->drained);
 
-	if (c->pending || c->out || c->busy || left > 0) {
-		ev_timer_set(w, c->pending || c->out || left <= 0 ? timeout : left, 0.);
+	if (working || left > 0) {
+		ev_timer_set(w, working || left <= 0 ? timeout : left, 0.);
 		ev_timer_start(loop, w);
 		return;
 	}
-	log_debug("varlink: connection of pid %d uid %d idle for %.0f s, closing", (int)c->cred.pid,
-		  (int)c->cred.uid, timeout);
+	log_debug("varlink: connection of pid %d uid %d idle for %.0f s%s, closing", (int)c->cred.pid,
+		  (int)c->cred.uid, timeout, c->pending ? " in a streaming call" : c->out ? " with its reply unread" : "");
 	c->dead = true;
 	conn_run(c);
 }

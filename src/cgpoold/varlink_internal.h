@@ -40,7 +40,7 @@ struct vl_conn {
 	struct ucred cred;
 	bool privileged; /* judged once, at accept */
 	int pidfd;       /* the peer process as it was at connect; -1: none */
-	ev_tstamp active; /* last request read or reply queued */
+	ev_tstamp active; /* last request read, reply queued or bytes sent */
 	unsigned pass_calls; /* requests dispatched in loop pass pass_iter */
 	unsigned pass_iter;
 	bool deferred;       /* complete requests wait for the next pass */

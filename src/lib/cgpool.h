@@ -16,6 +16,11 @@ extern "C" {
 
 #define CGPOOL_DEFAULT_SOCKET "/run/cgpool/cgpool.sock"
 #define CGPOOL_INTERFACE "io.cgpool.Manager"
+/* Processes one Attach may move, at most: the daemon refuses more
+ * (InvalidParameter "pids"), and the Slurm plug-in fails a step with more
+ * local tasks on a node before any of them runs. 4096 pids of up to 7 digits
+ * (pid_max is at most 2^22) fill about half of a request (64 KiB). */
+#define CGPOOL_MAX_PIDS 4096
 
 struct cgpool;
 
@@ -57,7 +62,8 @@ int cgpool_call_more(struct cgpool *c, const char *method, const char *params_js
  * Pointers stay valid until the next call on c. */
 const char *cgpool_last_error(const struct cgpool *c, const char **params_json, const char **message);
 
-/* Bind key to a slot and move the given processes into it. class may be NULL.
+/* Bind key to a slot and move the given processes into it (1 to
+ * CGPOOL_MAX_PIDS of them: -E2BIG beyond, nothing sent). class may be NULL.
  * *slot_json (may be NULL) receives the Slot object. */
 int cgpool_attach(struct cgpool *c, const char *key, const pid_t *pids, size_t npids, const char *class_name,
 		  char **slot_json);

@@ -19,6 +19,9 @@
 #define CGPOOL_EXPORT __attribute__((visibility("default")))
 
 #define MAX_REQUEST (64 * 1024)  /* the daemon's VL_MAX_MESSAGE, NUL included */
+/* CGPOOL_MAX_PIDS pids (7 digits and a comma each) and an Attach's other
+ * parameters fit in one request */
+_Static_assert(CGPOOL_MAX_PIDS * 8 + 8192 <= MAX_REQUEST, "an Attach of CGPOOL_MAX_PIDS pids must fit in a request");
 #define MAX_REPLY (1024 * 1024)  /* NUL included */
 #define MAX_MESSAGE_TEXT 512     /* bytes in a human error message */
 
@@ -541,6 +544,8 @@ CGPOOL_EXPORT int cgpool_attach_job(struct cgpool *c, const char *key, const pid
 
 	if (!c || !key || (npids && !pids) || (nlimits && !limits) || (job && !job->id && job->hold <= 0))
 		return -EINVAL;
+	if (npids > CGPOOL_MAX_PIDS)
+		return -E2BIG; /* the daemon would refuse it */
 	if (nlimits && !(lim = limits_object(limits, nlimits)))
 		return -EINVAL;
 	arr = json_array();

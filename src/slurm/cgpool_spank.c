@@ -12,6 +12,10 @@
  * is left in the slot (daemonized strays too) and releases the key: there is
  * no call at the step's end, and no connection lives longer than one call.
  *
+ * A step of more local tasks than one Attach takes (CGPOOL_MAX_PIDS) is
+ * failed in slurm_spank_user_init, which slurmstepd calls before it forks
+ * any task: no Attach, and every task fails as below.
+ *
  * A failure is told to the tasks through a page this slurmstepd shares with
  * them (they are forked before the Attach): each task, in
  * slurm_spank_task_init, before exec, reads it; the first local task prints
@@ -58,7 +62,7 @@
 #define EXTERN_STEP 0xfffffffcU /* SLURM_EXTERN_CONT: PrologFlags=Contain's step */
 #define BATCH_STEP 0xfffffffbU  /* SLURM_BATCH_SCRIPT */
 #define INTERACTIVE_STEP 0xfffffffaU /* SLURM_INTERACTIVE_STEP */
-#define MAX_TASKS 4096          /* local tasks of one step placed in one Attach */
+#define MAX_TASKS CGPOOL_MAX_PIDS /* local tasks of one step, placed in one Attach */
 
 #pragma GCC visibility push(default)
 SPANK_PLUGIN(cgpool, 1);
@@ -144,7 +148,7 @@ static void check_setup(void)
 
 EXPORT int slurm_spank_init(spank_t sp, int ac, char **av)
 {
-	char err[256];
+	char err[1024];
 
 	if (spank_option_register(sp, &key_option) != ESPANK_SUCCESS)
 		slurm_error("cgpool: cannot register --cgpool-key");
@@ -177,6 +181,24 @@ static void fail_step(const char *fmt, ...)
 		snprintf(page->reason, sizeof(page->reason), "%s", text);
 		page->outcome = STEP_FAILED;
 	}
+}
+
+/* slurmstepd, root, before it forks the step's tasks: a step with more
+ * local tasks than one Attach takes fails whole, before any task runs */
+EXPORT int slurm_spank_user_init(spank_t sp, int ac, char **av)
+{
+	uint32_t step = 0, ntasks = 0, job_id = 0;
+
+	if (spank_context() != S_CTX_REMOTE ||
+	    (spank_get_item(sp, S_JOB_STEPID, &step) == ESPANK_SUCCESS && step == EXTERN_STEP))
+		return 0;
+	if (spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &ntasks) != ESPANK_SUCCESS || ntasks <= MAX_TASKS)
+		return 0;
+	spank_get_item(sp, S_JOB_ID, &job_id);
+	fail_step("cgpool: job %u: %u tasks of the step on this node, and cgpool places at most %d (CGPOOL_MAX_PIDS, "
+		  "one Attach)", job_id, ntasks, MAX_TASKS);
+	return 0; /* the tasks fail in task_init, told by the page: failing here would end srun's step with
+		   * "Slurmd could not execve job", without the reason, and exit 0 */
 }
 
 /* the start of a small file (a /proc or cgroup file, one read), NUL-ended;
@@ -491,12 +513,15 @@ EXPORT int slurm_spank_task_post_fork(spank_t sp, int ac, char **av)
 	if (spank_get_item(sp, S_TASK_ID, &task_id) != ESPANK_SUCCESS ||
 	    spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &ntasks) != ESPANK_SUCCESS)
 		ntasks = 0;
-	if (npids < MAX_TASKS) {
-		affinity_known[npids] = sched_getaffinity(pid, sizeof(affinity[npids]), &affinity[npids]) == 0;
-		pids[npids++] = pid;
+	if (npids == MAX_TASKS) { /* the count was not known before the tasks were forked */
+		fail_step("cgpool: job %u: more than %d tasks of the step on this node, and cgpool places at most %d "
+			  "(CGPOOL_MAX_PIDS, one Attach)", job.job_id, MAX_TASKS, MAX_TASKS);
+		return 0;
 	}
+	affinity_known[npids] = sched_getaffinity(pid, sizeof(affinity[npids]), &affinity[npids]) == 0;
+	pids[npids++] = pid;
 	/* the tasks wait for exec until every post_fork is done: one Attach at the last */
-	if (ntasks == 0 || (uint32_t)(task_id + 1) >= ntasks || npids == MAX_TASKS)
+	if (ntasks == 0 || (uint32_t)(task_id + 1) >= ntasks)
 		place_step(sp, &job);
 	return 0;
 }

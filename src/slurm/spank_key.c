@@ -64,10 +64,232 @@ static int one_arg(const char *a, struct spank_args *out, char *err, size_t errl
 	return bad_arg(err, errlen, a, "unknown (use socket=, key=, class=, release=, timeout=, swap=, cpuset=, devices=)");
 }
 
-/* the pattern names the job (%j), and nothing a user's environment sets */
+/* ---- can two jobs, or a job and a user, have one key?
+ *
+ * A key form is a sequence of parts: a literal character, a number (%j, %u:
+ * decimal, no leading zero), a name (%n: what --cgpool-key takes) or any
+ * key characters (%*, none included). A pattern's keys are one form; the
+ * keys a user chooses are others: the plug-in's named keys, and the keys
+ * cgpoold's default user_keys lets any user bind by itself. Whether the
+ * pattern's form and one of those have a key in common is decided exactly
+ * (the product of the two forms' automata, searched breadth first); a
+ * pattern that repeats %j is treated as if each could differ, which can only
+ * refuse more. */
+enum part_kind { PART_CHAR, PART_NUM, PART_NAME, PART_ANY };
+struct part {
+	enum part_kind kind;
+	char c;
+};
+struct form {
+	struct part p[SPANK_KEY_MAX + 1];
+	size_t n;
+};
+/* a state of a form: before part i (sub 0), inside it (1), or after a
+ * number's single 0 (2) */
+#define FORM_SUBS 3
+
+/* the keys other than a pattern's that a user may choose */
+#define NAMED_FORM "slurm.%u.%n"  /* spank_key_build's named key */
+#define USER_KEYS_FORM "user.%u.%*" /* cgpoold's default user_keys, user.%u.* */
+
+static bool key_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || (c && strchr("._:@+=,-", c));
+}
+
+static bool name_char(char c, bool first)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+	       (!first && (c == '.' || c == '-'));
+}
+
+static void form_parse(const char *text, struct form *f)
+{
+	f->n = 0;
+	for (const char *t = text; *t && f->n < SPANK_KEY_MAX; t++) {
+		struct part *p = &f->p[f->n++];
+		p->kind = PART_CHAR;
+		p->c = *t;
+		if (*t != '%' || !t[1])
+			continue;
+		t++;
+		p->kind = *t == 'j' || *t == 'u' ? PART_NUM : *t == 'n' ? PART_NAME : *t == '*' ? PART_ANY : PART_CHAR;
+		p->c = *t;
+	}
+}
+
+/* the state after c from part i, sub; -1 none */
+static int form_step(const struct form *f, size_t i, int sub, char c)
+{
+	const struct part *p = &f->p[i];
+	bool digit = c >= '0' && c <= '9';
+
+	if (i >= f->n)
+		return -1;
+	switch (p->kind) {
+	case PART_CHAR: return sub == 0 && c == p->c ? (int)(i + 1) * FORM_SUBS : -1;
+	case PART_NUM: return !digit || sub == 2 ? -1 : (int)i * FORM_SUBS + (sub == 0 && c == '0' ? 2 : 1);
+	case PART_NAME: return name_char(c, sub == 0) ? (int)i * FORM_SUBS + 1 : -1;
+	case PART_ANY: return key_char(c) ? (int)i * FORM_SUBS + 1 : -1;
+	}
+	return -1;
+}
+
+/* may the form leave part i from sub without another character? */
+static bool form_can_end(const struct form *f, size_t i, int sub)
+{
+	if (i >= f->n)
+		return false;
+	return f->p[i].kind == PART_ANY || (f->p[i].kind != PART_CHAR && sub != 0);
+}
+
+struct search {
+	const struct form *a, *b;
+	size_t nb;        /* states of b */
+	int *from;        /* each node's predecessor, -1 the start, -2 not reached */
+	char *via;        /* the character that led to it, '\0' a move without one */
+	int *queue;
+};
+
+/* reach node (a state * nb + b state) from prev */
+static void search_visit(struct search *s, int node, int prev, char c, size_t *tail)
+{
+	if (node < 0 || s->from[node] != -2)
+		return;
+	s->from[node] = prev;
+	s->via[node] = c;
+	s->queue[(*tail)++] = node;
+}
+
+/* the key that led to node end, into out (the part of b each character is
+ * in, into in_b); its length */
+static size_t search_key(const struct search *s, int end, char *out, size_t *in_b, size_t len)
+{
+	size_t n = 0;
+
+	for (int at = end; s->from[at] >= 0 && n + 1 < len; at = s->from[at])
+		if (s->via[at]) {
+			in_b[n] = (size_t)s->from[at] % s->nb / FORM_SUBS;
+			out[n++] = s->via[at];
+		}
+	for (size_t i = 0; i < n / 2; i++) { /* found backwards */
+		char c = out[i];
+		size_t k = in_b[i];
+		out[i] = out[n - 1 - i], out[n - 1 - i] = c;
+		in_b[i] = in_b[n - 1 - i], in_b[n - 1 - i] = k;
+	}
+	out[n] = '\0';
+	return n;
+}
+
+/* Is there a key both forms make? 1 with it in out (the part of b each
+ * character is in, in in_b), 0 none, -ENOMEM. alphabet: every character
+ * form a can make. */
+static int forms_meet(const struct form *a, const struct form *b, const char *alphabet, char *out, size_t *in_b,
+		      size_t len)
+{
+	size_t na = (a->n + 1) * FORM_SUBS, nb = (b->n + 1) * FORM_SUBS, head = 0, tail = 0;
+	struct search s = { a, b, nb, calloc(na * nb, sizeof(int)), calloc(na * nb, 1), calloc(na * nb, sizeof(int)) };
+	int end = (int)(a->n * FORM_SUBS * nb + b->n * FORM_SUBS), r = 0;
+
+	if (!s.from || !s.via || !s.queue)
+		r = -ENOMEM;
+	for (size_t i = 0; r == 0 && i < na * nb; i++)
+		s.from[i] = -2;
+	if (r == 0)
+		search_visit(&s, 0, -1, '\0', &tail);
+	while (r == 0 && head < tail) {
+		int node = s.queue[head++];
+		size_t ia = (size_t)node / nb / FORM_SUBS, ib = (size_t)node % nb / FORM_SUBS;
+		int sa = (int)((size_t)node / nb % FORM_SUBS), sb = (int)((size_t)node % nb % FORM_SUBS);
+		if (node == end) {
+			r = search_key(&s, end, out, in_b, len) > 0;
+			break;
+		}
+		if (form_can_end(a, ia, sa))
+			search_visit(&s, (int)((ia + 1) * FORM_SUBS * nb + (size_t)node % nb), node, '\0', &tail);
+		if (form_can_end(b, ib, sb))
+			search_visit(&s, (int)((size_t)node - (size_t)node % nb + (ib + 1) * FORM_SUBS), node, '\0', &tail);
+		for (const char *c = alphabet; *c; c++) {
+			int ta = form_step(a, ia, sa, *c), tb = form_step(b, ib, sb, *c);
+			if (ta >= 0 && tb >= 0)
+				search_visit(&s, ta * (int)nb + tb, node, *c, &tail);
+		}
+	}
+	free(s.from);
+	free(s.via);
+	free(s.queue);
+	return r;
+}
+
+/* what of key the form b put in its parts of kind k, in order, into out */
+static void parts_of(const struct form *b, const char *key, const size_t *in_b, enum part_kind k, char *out, size_t len)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; key[i] && o + 1 < len; i++)
+		if (b->p[in_b[i]].kind == k)
+			out[o++] = key[i];
+	out[o] = '\0';
+}
+
+/* Two jobs' keys are one key when a %j or %u runs into a digit: each must
+ * end the pattern or be followed by a character that is not a digit. */
+static int pattern_injective(const struct form *f, const char *pattern, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < f->n; i++)
+		if (f->p[i].kind == PART_NUM && i + 1 < f->n &&
+		    (f->p[i + 1].kind != PART_CHAR || (f->p[i + 1].c >= '0' && f->p[i + 1].c <= '9')))
+			return bad_arg(err, errlen, pattern,
+				       "key pattern: a %j or %u followed by a digit or another %j or %u lets two jobs "
+				       "have one key (with %j%u, job 1 of uid 23 and job 12 of uid 3 are both 123): "
+				       "end the pattern with it or follow it by a separator, as in slurm.%j_%u");
+	return 0;
+}
+
+/* No key of the pattern is a key some user may choose (a named key, or one
+ * of cgpoold's default user_keys): that user could take the job's key
+ * before the job starts, and the job would be refused. */
+static int pattern_apart(const struct form *f, const char *pattern, char *err, size_t errlen)
+{
+	static const char *const others[] = { NAMED_FORM, USER_KEYS_FORM };
+	char alphabet[SPANK_KEY_MAX + 16] = "1234567890", key[2 * SPANK_KEY_MAX], uid[2 * SPANK_KEY_MAX],
+	     name[2 * SPANK_KEY_MAX], whose[6 * SPANK_KEY_MAX], why[12 * SPANK_KEY_MAX];
+	size_t in_b[2 * SPANK_KEY_MAX], na = strlen(alphabet);
+	struct form other;
+
+	for (size_t i = 0; i < f->n; i++)
+		if (f->p[i].kind == PART_CHAR && !strchr(alphabet, f->p[i].c))
+			alphabet[na++] = f->p[i].c, alphabet[na] = '\0';
+	for (size_t k = 0; k < sizeof(others) / sizeof(others[0]); k++) {
+		int r;
+		form_parse(others[k], &other);
+		r = forms_meet(f, &other, alphabet, key, in_b, sizeof(key));
+		if (r < 0)
+			return bad_arg(err, errlen, pattern, "key pattern: out of memory checking it");
+		if (r == 0)
+			continue;
+		parts_of(&other, key, in_b, PART_NUM, uid, sizeof(uid));
+		parts_of(&other, key, in_b, k == 0 ? PART_NAME : PART_ANY, name, sizeof(name));
+		if (k == 0)
+			snprintf(whose, sizeof(whose), "which is also the key uid %s gets with --cgpool-key=%s", uid, name);
+		else
+			snprintf(whose, sizeof(whose), "which uid %s may also bind by itself under cgpoold's default "
+				 "user_keys (user.%%u.*)", uid);
+		snprintf(why, sizeof(why), "key pattern: a job's key can be %s, %s: that user could take it first and "
+			 "the job would be refused; put %%j first after a fixed prefix and a separator after it, as in "
+			 "slurm.%%j or slurm.%%j_%%u (doc/slurm.md)", key, whose);
+		return bad_arg(err, errlen, pattern, why);
+	}
+	return 0;
+}
+
+/* the pattern names the job (%j), nothing a user's environment sets, and
+ * no key another job or a user could have */
 static int pattern_check(const char *pattern, char *err, size_t errlen)
 {
-	bool job = false;
+	struct form f;
+	bool job = false, other = false;
 
 	for (const char *p = pattern; *p; p++) {
 		if (*p != '%')
@@ -75,6 +297,8 @@ static int pattern_check(const char *pattern, char *err, size_t errlen)
 		p++;
 		if (*p == 'j')
 			job = true;
+		else if (*p && !strchr("u%AaJ", *p))
+			other = true; /* refused by spank_key_build: not a form */
 		else if (*p == 'A' || *p == 'a' || *p == 'J')
 			return bad_arg(err, errlen, pattern,
 				       "key pattern: %A, %a and %J are array ids, which srun steps take from the "
@@ -84,6 +308,11 @@ static int pattern_check(const char *pattern, char *err, size_t errlen)
 	}
 	if (!job)
 		return bad_arg(err, errlen, pattern, "key pattern: %j is needed, else two jobs would share a key");
+	if (other)
+		return 0;
+	form_parse(pattern, &f);
+	if (pattern_injective(&f, pattern, err, errlen) < 0 || pattern_apart(&f, pattern, err, errlen) < 0)
+		return -EINVAL;
 	return 0;
 }
 

@@ -56,7 +56,10 @@ int spank_job_name(const struct spank_job *job, char *out, size_t len);
 /* plugstack.conf arguments: socket=, key=, class=, release=, timeout=, swap=, cpuset=.
  * -EINVAL with err naming the bad argument; a key= pattern without %j (it
  * could not tell two jobs apart) or with %A, %a or %J (array ids, which a
- * user's environment sets for srun steps) is refused. */
+ * user's environment sets for srun steps) is refused, and so is one whose
+ * keys two jobs could share (a %j or %u followed by a digit or another
+ * one) or a job and a key a user may choose (a named key, slurm.<uid>.NAME,
+ * or one of cgpoold's default user_keys, user.<uid>.*), with an example. */
 int spank_args_parse(int ac, char *const *av, struct spank_args *out, char *err, size_t errlen);
 
 /* --cgpool-key NAME: 1 to 64 of [A-Za-z0-9._-], not starting with '.' or '-'.

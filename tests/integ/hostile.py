@@ -11,6 +11,13 @@ itself where the part needs it).
   pid-reuse SOCK KEY      as nobody: connect, fork, the parent exits and its
                           pid goes to a root process; the child Attaches the
                           parent's pid to KEY: refused, the root process stays
+  streams SOCK N IDLE      as nobody: N List streams (more) read no further than
+                          their first reply; one connection more is closed at
+                          once (the streams count against nobody's share);
+                          after IDLE s and a margin the daemon has closed them
+                          (EOF after what the socket held, well short of the
+                          whole List, which root reads first), then nobody is
+                          served again
 Exit: 0 pass, 1 fail, 77 skip."""
 import json
 import os
@@ -181,12 +188,63 @@ def pid_reuse(path, key):
     return 77
 
 
+def stream_bytes(s, cap):
+    """bytes read until EOF, None if the connection stays open 5 s or more than cap come"""
+    total = 0
+    s.settimeout(5)
+    try:
+        while total <= cap:
+            chunk = s.recv(65536)
+            if not chunk:
+                return total
+            total += len(chunk)
+    except socket.timeout:
+        return None
+    except ConnectionResetError:
+        return total
+    return None
+
+
+def streams(path, n, idle):
+    with conn(path) as s:  # as root: how long the whole List is
+        s.sendall(b'{"method": "io.cgpool.Manager.List", "more": true}\0')
+        s.shutdown(socket.SHUT_WR)
+        whole = stream_bytes(s, 1 << 30)
+    drop()
+    held, ok = [], True
+    for _ in range(n):
+        s = conn(path)
+        s.sendall(b'{"method": "io.cgpool.Manager.List", "more": true}\0')
+        if recv_msg(s, b"")[0] is None:
+            print("FAIL: nobody's stream %d was refused" % (len(held) + 1))
+            return 1
+        held.append(s)
+    extra = conn(path)
+    closed = stream_bytes(extra, 0) == 0
+    extra.close()
+    print(("ok" if closed else "FAIL") + ": a connection beyond nobody's %d streams is closed at once" % n)
+    ok &= closed
+    time.sleep(idle + 1.5)
+    for i, s in enumerate(held):
+        got = stream_bytes(s, whole // 2)
+        fine = got is not None
+        print("%s: stream %d ended by the daemon after %s of %d bytes" % ("ok" if fine else "FAIL", i + 1, got, whole))
+        ok &= fine
+        s.close()
+    with conn(path) as s:
+        served = call(s, "org.varlink.service.GetInfo") is not None
+    print(("ok" if served else "FAIL") + ": nobody is served again once its streams are closed")
+    return 0 if ok and served else 1
+
+
 def main():
     cmd = sys.argv[1]
     if cmd == "idle":
         return idle(sys.argv[2], int(sys.argv[3]), sys.argv[4])
     if cmd == "pipeline":
         return pipeline(sys.argv[2], sys.argv[3])
+    if cmd == "streams":
+        return streams(sys.argv[2], int(sys.argv[3]), float(sys.argv[4]))
     if cmd == "pid-reuse":
         return pid_reuse(sys.argv[2], sys.argv[3])
     print("unknown command " + cmd)

@@ -2,13 +2,18 @@
 # cgpoolctl list on a pool of 2,000 keys: well over what one reply could hold
 # before List streamed (~4,300 slots filled its 1 MiB), and enough replies to
 # exercise the daemon's back-pressure. Every key shows up once, in the table
-# (a header first) and in the --json array.
+# (a header first) and in the --json array. A user who is neither root nor
+# in socket_group and leaves List streams unread: they count against its
+# max_connections_per_user and the daemon closes them after
+# connection_idle_timeout (tests/integ/hostile.py streams).
 . "${top_srcdir:-.}/tests/integ/lib.sh"
 
 # 2,000 keys where python3 binds them on one connection; where a cgpoolctl
 # process per key is all there is (the test VMs, under emulation), 300
 if command -v python3 > /dev/null; then N=${LIST_KEYS:-2000}; else N=${LIST_KEYS:-300}; fi
-write_config "[pool]
+write_config "connection_idle_timeout = 2s
+max_connections_per_user = 2
+[pool]
 warm = 1
 max_slots = $((N + 100))
 idle_timeout = 1h"
@@ -71,6 +76,11 @@ else
 	check "--json list is one array" sh -c "head -c 1 '$T_DIR/list.json' | grep -q '\['"
 	n=$(grep -o '"key":"many\.[0-9]*"' "$T_DIR/list.json" | sort -u | wc -l)
 	check "--json list has every key ($n)" [ "$n" -eq "$N" ]
+fi
+if command -v python3 > /dev/null; then
+	chmod 0711 "$T_DIR"
+	check "nobody's unread List streams count against its share and end when idle" \
+		python3 "$top_srcdir/tests/integ/hostile.py" streams "$T_SOCK" 2 2
 fi
 check "the daemon still serves" "$CGPOOLCTL" status > /dev/null
 finish

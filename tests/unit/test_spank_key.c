@@ -5,6 +5,8 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -48,6 +50,88 @@ static void test_args(void **state)
 			assert_non_null(strstr(err, "%j is needed"));
 		if (i == 7 || i == 8)
 			assert_non_null(strstr(err, "environment"));
+	}
+}
+
+/* key patterns whose keys two jobs, or a job and a user, could share are
+ * refused at load, each with its reason; the others are taken */
+static void test_pattern_apart(void **state)
+{
+	static const char *const good[] = {
+		"key=" SPANK_DEFAULT_PATTERN, "key=slurm.%j_%u", "key=slurm.job%j", "key=%j", "key=%j.%u",
+		"key=slurm.%j-%u", "key=job.%u.%j", "key=slurm%j.%u", "key=slurm.%j.", "key=slurm.0%j.x",
+		"key=user.%j", "key=user%j.x",
+	};
+	static const struct {
+		const char *arg, *why[2];
+	} bad[] = {
+		/* another user's named key: uid J with --cgpool-key=U holds slurm.J.U */
+		{ "key=slurm.%j.%u", { "a job's key can be slurm.1.1, which is also the key uid 1 gets with --cgpool-key=1" } },
+		{ "key=slurm.%u.%j", { "slurm.1.1, which is also the key uid 1 gets with --cgpool-key=1" } },
+		{ "key=slurm.%j.x", { "slurm.1.x, which is also the key uid 1 gets with --cgpool-key=x" } },
+		{ "key=slurm.%j.%j", { "slurm.1.1, which is also" } },
+		{ "key=slurm.1%j.%u", { "slurm.11.1, which is also the key uid 11 gets with --cgpool-key=1" } },
+		{ "key=slurm.%j.a_%u", { "slurm.1.a_1, which is also the key uid 1 gets with --cgpool-key=a_1" } },
+		/* a key any user may bind under cgpoold's default user_keys */
+		{ "key=user.%j.x", { "user.1.x, which uid 1 may also bind by itself", "user_keys (user.%u.*)" } },
+		{ "key=user.%u.%j", { "user.1.1, which uid 1 may also bind" } },
+		/* two jobs: a number that runs into a digit */
+		{ "key=slurm.%j%u", { "a %j or %u followed by a digit or another %j or %u", "slurm.%j_%u" } },
+		{ "key=s.%u%j", { "followed by a digit or another %j or %u" } },
+		{ "key=slurm.%j0", { "followed by a digit" } },
+		{ "key=%j1-%u", { "followed by a digit" } },
+	};
+	struct spank_args a;
+	char err[1024];
+
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		char *av[] = { (char *)good[i] };
+		err[0] = '\0';
+		if (spank_args_parse(1, av, &a, err, sizeof(err)) != 0)
+			fail_msg("%s refused: %s", good[i], err);
+		assert_string_equal(a.pattern, good[i] + 4);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char *av[] = { (char *)bad[i].arg };
+		err[0] = '\0';
+		assert_int_equal(spank_args_parse(1, av, &a, err, sizeof(err)), -EINVAL);
+		for (size_t k = 0; k < 2 && bad[i].why[k]; k++)
+			if (!strstr(err, bad[i].why[k]))
+				fail_msg("%s: \"%s\" not in: %s", bad[i].arg, bad[i].why[k], err);
+		assert_non_null(strstr(err, bad[i].arg + 4)); /* names the pattern */
+	}
+}
+
+/* the patterns conf/slurm ships: none names a key= (the default) */
+static void test_shipped_patterns(void **state)
+{
+	static const char *const setups[] = { "alone", "beside", "v2" };
+	const char *top = getenv("top_srcdir"); /* make check's */
+	char path[4096], line[1024], err[1024], *words[16];
+	struct spank_args a;
+
+	for (size_t i = 0; i < sizeof(setups) / sizeof(setups[0]); i++) {
+		FILE *f;
+		int n = 0, lines = 0;
+		snprintf(path, sizeof(path), "%s/conf/slurm/%s/plugstack.conf", top ? top : ".", setups[i]);
+		f = fopen(path, "r");
+		assert_non_null(f);
+		while (fgets(line, sizeof(line), f)) {
+			char *save = NULL, *w;
+			if (line[0] == '#')
+				continue;
+			n = 0;
+			for (w = strtok_r(line, " \t\n", &save); w && n < 16; w = strtok_r(NULL, " \t\n", &save))
+				words[n++] = w;
+			if (n < 2)
+				continue;
+			lines++;
+			err[0] = '\0';
+			if (spank_args_parse(n - 2, words + 2, &a, err, sizeof(err)) != 0)
+				fail_msg("%s: %s", path, err);
+		}
+		fclose(f);
+		assert_int_equal(lines, 1);
 	}
 }
 
@@ -168,6 +252,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_args),
+		cmocka_unit_test(test_pattern_apart),
+		cmocka_unit_test(test_shipped_patterns),
 		cmocka_unit_test(test_keys),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_in_slot),

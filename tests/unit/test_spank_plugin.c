@@ -36,6 +36,7 @@
 
 /* the plug-in's callbacks (cgpool_spank.c) */
 int slurm_spank_init(spank_t sp, int ac, char **av);
+int slurm_spank_user_init(spank_t sp, int ac, char **av);
 int slurm_spank_task_post_fork(spank_t sp, int ac, char **av);
 int slurm_spank_task_init(spank_t sp, int ac, char **av);
 int slurm_spank_task_exit(spank_t sp, int ac, char **av);
@@ -383,6 +384,84 @@ static void test_step(void **state)
 	assert_int_equal(seen->hold, getpid()); /* the task's parent: its slurmstepd */
 	assert_string_equal(seen->limit, "memory.max=512M");
 	assert_int_equal(seen->nlimits, 1); /* no swap= argument: no swap limit */
+}
+
+/* ---- the limit of tasks a step: CGPOOL_MAX_PIDS in one Attach; one more
+ * and the step fails before slurmstepd forks a task (user_init), every
+ * task with the reason, none placed */
+static int stderr_to_file(char *path);
+static void stderr_keep(int fd, const char *path);
+
+static void step_at_limit(void)
+{
+	step_of(20, 1000, 0, CGPOOL_MAX_PIDS);
+	slurm_spank_init(NULL, 0, NULL);
+	seen->rc[0] = slurm_spank_user_init(NULL, 0, NULL);
+	post_fork_all();
+	fake.task_id = 0;
+	seen->rc[1] = slurm_spank_task_init(NULL, 0, NULL);
+}
+
+static void step_over_limit(void)
+{
+	char path[] = "/tmp/cgpool-spank-XXXXXX";
+	int fd;
+
+	step_of(21, 1000, 0, CGPOOL_MAX_PIDS + 1);
+	slurm_spank_init(NULL, 0, NULL);
+	seen->rc[0] = slurm_spank_user_init(NULL, 0, NULL);
+	seen->rc[1] = post_fork_all();
+	fd = stderr_to_file(path);
+	for (int t = 0; t < 3; t++) {
+		fake.task_id = t * CGPOOL_MAX_PIDS / 2; /* 0, the middle, the last */
+		seen->rc[2 + t] = slurm_spank_task_init(NULL, 0, NULL);
+	}
+	stderr_keep(fd, path);
+}
+
+/* the count not known before the tasks are forked: the Attach waits for the
+ * last one, and one past the limit fails them all */
+static void count_unknown_over_limit(void)
+{
+	char path[] = "/tmp/cgpool-spank-XXXXXX";
+	int fd;
+
+	step_of(22, 1000, 0, CGPOOL_MAX_PIDS + 1);
+	slurm_spank_init(NULL, 0, NULL);
+	fake.ntasks = 0;
+	for (uint32_t i = 0; i < CGPOOL_MAX_PIDS + 1; i++) {
+		fake.task_id = (int)i;
+		fake.task_pid = getpid();
+		slurm_spank_task_post_fork(NULL, 0, NULL);
+	}
+	fd = stderr_to_file(path);
+	fake.task_id = 0;
+	seen->rc[0] = slurm_spank_task_init(NULL, 0, NULL);
+	stderr_keep(fd, path);
+}
+
+static void test_task_limit(void **state)
+{
+	assert_true(CGPOOL_MAX_PIDS >= 4096);
+	run(step_at_limit);
+	assert_int_equal(seen->rc[0], 0);
+	assert_int_equal(seen->attaches, 1);
+	assert_int_equal(seen->npids, CGPOOL_MAX_PIDS); /* all of them, in one Attach */
+	assert_int_equal(seen->rc[1], 0);
+	run(step_over_limit);
+	assert_int_equal(seen->rc[0], 0); /* never fails a hook of slurmstepd's: the tasks fail */
+	assert_int_equal(seen->rc[1], 0);
+	assert_int_equal(seen->connects, 0);
+	assert_int_equal(seen->attaches, 0);
+	for (int t = 2; t <= 4; t++)
+		assert_int_equal(seen->rc[t], -1);
+	assert_non_null(strstr(seen->stderr_text, "cgpool: job 21: 4097 tasks of the step on this node, and cgpool "
+						  "places at most 4096 (CGPOOL_MAX_PIDS, one Attach)"));
+	assert_ptr_equal(strchr(seen->stderr_text, '\n'), strrchr(seen->stderr_text, '\n')); /* task 0 says it */
+	assert_non_null(strstr(seen->log, "I: cgpool: job 21: 4097 tasks"));
+	run(count_unknown_over_limit);
+	assert_int_equal(seen->rc[0], -1);
+	assert_non_null(strstr(seen->stderr_text, "cgpool: job 22: more than 4096 tasks of the step"));
 }
 
 /* ---- swap=PERCENT: the job's swap beside its memory; no memory, no limits */
@@ -734,13 +813,16 @@ static void test_slurmd_start(void **state)
 	assert_ptr_equal(strchr(seen->log, '\n'), strrchr(seen->log, '\n'));
 }
 
-/* ---- a bad plugstack.conf argument stops the plug-in with its name */
+/* ---- a bad plugstack.conf argument stops the plug-in with its name: at
+ * slurmd's start (a required plug-in that fails to load stops slurmd) */
 static void bad_args(void)
 {
-	char *av[] = { "key=slurm.%u" };
+	char *av[] = { "key=slurm.%u" }, *av2[] = { "key=slurm.%j.%u" };
 
 	step_of(11, 0, 0, 1);
 	seen->rc[0] = slurm_spank_init(NULL, 1, av);
+	fake.ctx = S_CTX_SLURMD;
+	seen->rc[1] = slurm_spank_init(NULL, 1, av2);
 }
 
 static void test_bad_args(void **state)
@@ -749,12 +831,19 @@ static void test_bad_args(void **state)
 	assert_int_equal(seen->rc[0], -1);
 	assert_non_null(strstr(seen->log, "E: cgpool: "));
 	assert_non_null(strstr(seen->log, "%j is needed"));
+	/* uid J's --cgpool-key=U is job J's key of uid U: the whole reason in slurmd's log */
+	assert_int_equal(seen->rc[1], -1);
+	assert_non_null(strstr(seen->log, "E: cgpool: plugstack.conf argument \"slurm.%j.%u\": key pattern: a job's "
+					  "key can be slurm.1.1, which is also the key uid 1 gets with --cgpool-key=1: "
+					  "that user could take it first and the job would be refused; put %j first after "
+					  "a fixed prefix and a separator after it, as in slurm.%j or slurm.%j_%u "
+					  "(doc/slurm.md)\n"));
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_step),     cmocka_unit_test(test_swap),    cmocka_unit_test(test_cpuset), cmocka_unit_test(test_devices), cmocka_unit_test(test_named),   cmocka_unit_test(test_extern),
+		cmocka_unit_test(test_step),     cmocka_unit_test(test_task_limit), cmocka_unit_test(test_swap),    cmocka_unit_test(test_cpuset), cmocka_unit_test(test_devices), cmocka_unit_test(test_named),   cmocka_unit_test(test_extern),
 		cmocka_unit_test(test_daemon_down), cmocka_unit_test(test_refused), cmocka_unit_test(test_oom),
 		cmocka_unit_test(test_slurmd_start), cmocka_unit_test(test_bad_args),
 	};

@@ -16,6 +16,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -23,6 +24,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -827,6 +829,7 @@ static void test_stream_wire(void **state)
 struct sjob {
 	const char *path, *params;
 	int rc, n, bad, stop_at;
+	unsigned nap_us;      /* every 100 replies (default 1 ms) */
 	atomic_bool done;
 	pthread_t th;
 };
@@ -841,7 +844,7 @@ static int sjob_reply(const char *text, void *ud)
 		j->bad++;
 	json_decref(r);
 	if (++j->n % 100 == 0)
-		usleep(1000);
+		usleep(j->nap_us ? j->nap_us : 1000);
 	return j->n == j->stop_at ? -ECANCELED : 0;
 }
 
@@ -919,6 +922,143 @@ static void test_stream_disconnect(void **state)
 		if (how < 2)
 			assert_serving(f);
 	}
+}
+
+/* ---- streams and the connection limits, as a user who is neither root
+ * nor privileged sees them */
+
+/* a plain blocking client (the child below has no loop to pump) */
+static int plain_connect(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct timeval tv = { 5, 0 };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* send msg with its NUL, then read up to the first NUL: 0, or -1 (EOF,
+ * error, 5 s) */
+static int plain_call(int fd, const char *msg)
+{
+	char c;
+
+	if (send(fd, msg, strlen(msg) + 1, MSG_NOSIGNAL) != (ssize_t)strlen(msg) + 1)
+		return -1;
+	while (recv(fd, &c, 1, 0) == 1)
+		if (c == '\0')
+			return 0;
+	return -1;
+}
+
+/* read to EOF (or a reset): the bytes read, -1 when more than cap come or
+ * none for 5 s */
+static long plain_drain(int fd, long cap)
+{
+	static char buf[1 << 16];
+	long total = 0;
+	ssize_t n;
+
+	while ((n = recv(fd, buf, sizeof(buf), 0)) > 0 && total <= cap)
+		total += n;
+	return n == 0 || (n < 0 && errno == ECONNRESET) ? total : -1;
+}
+
+/* The child: share streams that it never reads; a connection beyond the
+ * share is closed at once; past the idle timeout the streams end (EOF after
+ * what the socket held); then it is served again. Its exit status: 0, or
+ * the step that failed. */
+static int stream_tenant(const char *path, int share, double idle)
+{
+	int fds[8], extra;
+
+	for (int i = 0; i < share; i++) {
+		fds[i] = plain_connect(path);
+		if (fds[i] < 0 || plain_call(fds[i], STREAM("\"n\":100000,\"pad\":500") ",\"more\":true}") < 0)
+			return 10 + i; /* refused, or no first reply */
+	}
+	extra = plain_connect(path);
+	if (extra < 0 || plain_drain(extra, 0) != 0)
+		return 20; /* over the share, and not closed at once */
+	close(extra);
+	usleep((useconds_t)(idle * 3e6));
+	for (int i = 0; i < share; i++) {
+		long got = plain_drain(fds[i], 4 << 20); /* the whole stream is 50 MB */
+		close(fds[i]);
+		if (got < 0)
+			return 30 + i; /* still streaming after the idle timeout */
+	}
+	extra = plain_connect(path);
+	if (extra < 0 || plain_call(extra, "{\"method\":\"org.varlink.service.GetInfo\"}") < 0)
+		return 40; /* not served once the streams are gone */
+	close(extra);
+	return 0;
+}
+
+/* A connection in a streaming call counts against its user's share and is
+ * closed once nothing moved on it for the idle timeout, like any other; a
+ * stream its client keeps reading goes on to its end however long it takes;
+ * a reply nobody reads does not keep its connection either. */
+static void test_stream_idle(void **state)
+{
+	struct fx *f = *state;
+	struct vl_limits l = { (gid_t)-1, 16, 2, 0.5 };
+	struct sjob j = { .path = f->path, .params = "{\"n\": 2000, \"pad\": 1000}", .nap_us = 50000 };
+	char run[sizeof(f->path)];
+	struct raw *c;
+	int64_t t0;
+	long got = 0;
+	int status = 0;
+	pid_t pid;
+
+	vl_server_set_limits(f->srv, &l);
+	snprintf(run, sizeof(run), "%s/run", f->dir);
+	assert_int_equal(chmod(f->dir, 0711) | chmod(run, 0711) | chmod(f->path, 0666), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		if (getuid() == 0 && (setgroups(0, NULL) < 0 || setgid(65534) < 0 || setuid(65534) < 0))
+			_exit(2);
+		_exit(stream_tenant(f->path, 2, l.idle_timeout));
+	}
+	PUMP_UNTIL(f, waitpid(pid, &status, WNOHANG) == pid);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		fail_msg("the unprivileged client failed at step %d (10: a stream refused, 20: a third connection "
+			 "served, 30: a stream still going after the idle timeout, 40: not served after)",
+			 WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	PUMP_UNTIL(f, f->streams_done == 2);
+	assert_int_equal(f->streams_lost, 2); /* ended because their client was gone */
+	/* a slow reader that never stops for the timeout: 20 naps of 50 ms */
+	t0 = now_mono_us();
+	assert_int_equal(pthread_create(&j.th, NULL, sjob_main, &j), 0);
+	PUMP_UNTIL(f, atomic_load(&j.done));
+	pthread_join(j.th, NULL);
+	assert_int_equal(j.rc, 0);
+	assert_int_equal(j.n, 2000);
+	assert_true(now_mono_us() - t0 > 1000000 * l.idle_timeout);
+	assert_int_equal(f->streams_lost, 2);
+	/* 900,000 bytes of a reply nobody reads */
+	c = raw_connect(f);
+	raw_sends(f, c, "{\"method\":\"io.cgpool.Test.Big\",\"parameters\":{\"size\":900000}}");
+	pump(f, 1500);
+	for (int64_t end = now_mono_us() + DEADLINE_US; now_mono_us() < end;) {
+		ssize_t n = recv(c->fd, c->buf, sizeof(c->buf), MSG_DONTWAIT);
+		if (n == 0 || (n < 0 && errno != EAGAIN))
+			break;
+		got += n > 0 ? n : 0;
+		ev_run(f->loop, EVRUN_NOWAIT);
+		usleep(n > 0 ? 0 : 1000);
+	}
+	assert_true(got < 900000); /* closed with most of it unsent */
+	raw_close(c);
+	assert_serving(f);
 }
 
 /* --------------------------------------------------- listen and exec */
@@ -1042,6 +1182,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stream_wire, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stream_backpressure, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stream_disconnect, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stream_idle, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_listen, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exec, setup, teardown),
 		cmocka_unit_test(test_pid_of_uid),
