@@ -7,8 +7,9 @@
 # against each daemon's `cgpoolctl --json status KEY`:
 # - srun -N2 -n4: each node's two tasks in that node's slot, whose memory
 #   limit is the job's memory per node (--mem);
-# - sbatch -N2 with a step on both nodes: the batch script in the first
-#   node's slot, each step task in its node's slot; the job COMPLETED;
+# - sbatch -N2 with two steps on both nodes, one after the other: the batch
+#   script in the first node's slot, each step task in its node's slot, the
+#   second step in the same slots as the first; the job COMPLETED;
 # - the job's normal end and scancel: a setsid stray on each node (in its
 #   node's slot) is dead within 5 s, on both nodes;
 # - an OOM kill on one node only: the job OUT_OF_MEMORY with Slurm's line,
@@ -58,6 +59,9 @@ tasks_in_slots() {
 }
 # gone NODE KEY: that node's daemon answers, and no slot is the key's
 gone() { g_l=$(nctl "$1" --json list) && ! echo "$g_l" | grep -q "\"key\": *\"$2\""; }
+# at WHAT: a line with the seconds since the test's start (where its time goes)
+T0=$(date +%s%N)
+at() { echo "-- $(( ($(date +%s%N) - T0) / 1000000 )) ms: $*"; }
 # job_done JOBID: the job has left the running states
 job_done() { case $(job_state "$1") in PENDING | CONFIGURING | RUNNING | COMPLETING | "") return 1 ;; esac; }
 
@@ -65,6 +69,7 @@ job_done() { case $(job_state "$1") in PENDING | CONFIGURING | RUNNING | COMPLET
 # per setup) names the strays' sleeps
 multinode() {
 	v=$1 m=$2
+	at "$v: srun -N2 -n4"
 	# ---- srun -N2 -n4: each node's tasks in its slot, the node's --mem as its limit
 	rm -f "$T_DIR/go" "$T_DIR/tasks"
 	srun -Q -N2 -n4 --mem=100M sh -c 'echo "$SLURMD_NODENAME $$" >> "$0/tasks"; echo $SLURM_JOB_ID > "$0/srun.id"
@@ -90,6 +95,7 @@ multinode() {
 	wait_for 5 released_on_all "slurm.$j"
 	check "$v: slurm.$j idle and released on both nodes after the job" released_on_all "slurm.$j"
 
+	at "$v: the next job"
 	# ---- the next job's key recycles: it takes a slot the node had (a warm
 	# one; the released slot of slurm.$j is scrubbed into the warm one's
 	# place), and no node makes a slot cgroup
@@ -110,12 +116,17 @@ multinode() {
 	wait_for 5 released_on_all "slurm.$k"
 	check "$v: slurm.$k released on both nodes" released_on_all "slurm.$k"
 
+	at "$v: sbatch -N2"
 	# ---- sbatch -N2: the batch script on the first node, a step on both
-	rm -f "$T_DIR/bgo" "$T_DIR/b.tasks" "$T_DIR/b.batch"
+	# (two steps one after the other: on n2, where the job holds nothing
+	# between them, its part ends with the first and starts again)
+	rm -f "$T_DIR/bgo" "$T_DIR/bgo1" "$T_DIR/b.tasks" "$T_DIR/b.tasks1" "$T_DIR/b.batch"
 	cat > "$T_DIR/batch.sh" <<EOS
 #!/bin/sh
 echo "\$SLURMD_NODENAME \$\$" > "$T_DIR/b.batch"
-srun -Q -N2 -n2 sh -c 'echo "\$SLURMD_NODENAME \$\$" >> "$T_DIR/b.tasks"; while [ ! -e "$T_DIR/bgo" ]; do sleep 0.1; done'
+for s in '' 1; do
+	srun -Q -N2 -n2 sh -c 'echo "\$SLURMD_NODENAME \$\$" >> "$T_DIR/b.tasks\$0"; while [ ! -e "$T_DIR/bgo\$0" ]; do sleep 0.1; done' "\$s"
+done
 EOS
 	b=$(sbatch --parsable -N2 --mem=100M --output="$T_DIR/batch.out" "$T_DIR/batch.sh")
 	wait_for 30 sh -c "[ -f '$T_DIR/b.tasks' ] && [ \$(wc -l < '$T_DIR/b.tasks') -ge 2 ]" ||
@@ -128,12 +139,21 @@ EOS
 	for nd in $NODES; do
 		check "$v: sbatch -N2: $nd's slot limit is the job's --mem=100M" test "$(limit "$nd" "slurm.$b")" = 104857600
 	done
+	b1=$(nstatus n1 "slurm.$b" path) b2=$(nstatus n2 "slurm.$b" path)
 	touch "$T_DIR/bgo"
+	wait_for 30 sh -c "[ -f '$T_DIR/b.tasks1' ] && [ \$(wc -l < '$T_DIR/b.tasks1') -ge 2 ]" ||
+		fail "$v: sbatch -N2: its second step did not start ($(job_state "$b"))"
+	tasks_in_slots "$v: sbatch -N2, step 1" "$T_DIR/b.tasks1" "slurm.$b"
+	check "$v: sbatch -N2, step 1: in the slots of step 0 ($b1, $b2)" \
+		sh -c "[ '$(nstatus n1 "slurm.$b" path)' = '$b1' ] && [ '$(nstatus n2 "slurm.$b" path)' = '$b2' ]"
+	check "$v: sbatch -N2, step 1: the batch script still in n1's slot" in_slot n1 "slurm.$b" "$bp"
+	touch "$T_DIR/bgo1"
 	wait_for 30 job_done "$b"
 	check "$v: sbatch -N2: COMPLETED (is $(job_state "$b"))" test "$(job_state "$b")" = COMPLETED
 	wait_for 5 released_on_all "slurm.$b"
 	check "$v: slurm.$b idle and released on both nodes" released_on_all "slurm.$b"
 
+	at "$v: the end kills strays"
 	# ---- the job's end kills what it left on both nodes
 	rm -f "$T_DIR/go"
 	srun -Q -N2 -n2 sh -c 'echo $SLURM_JOB_ID > "$0/end.id"; setsid sleep '"${m}0"'$SLURM_NODEID < /dev/null > /dev/null 2>&1 &
@@ -153,6 +173,7 @@ EOS
 	wait_for 5 released_on_all "slurm.$j"
 	check "$v: end: slurm.$j idle and released on both nodes" released_on_all "slurm.$j"
 
+	at "$v: scancel"
 	# ---- scancel of a batch job kills what it left on both nodes (the
 	# strays out of the step's process tree, where Slurm's linuxproc misses them)
 	b=$(sbatch --parsable -N2 --output=/dev/null --wrap "srun -Q -N2 -n2 sh -c '(setsid sleep ${m}1\$SLURM_NODEID < /dev/null > /dev/null 2>&1 &); exec sleep 300'")
@@ -168,6 +189,7 @@ EOS
 	wait_for 10 released_on_all "slurm.$b"
 	check "$v: scancel: slurm.$b idle and released on both nodes" released_on_all "slurm.$b"
 
+	at "$v: OOM on one node"
 	# ---- an OOM kill on one node makes the job OUT_OF_MEMORY
 	out=$(srun -Q -N2 -n2 --mem=64M sh -c 'echo $SLURM_JOB_ID; if [ "$SLURM_NODEID" = 1 ]; then echo $SLURMD_NODENAME > "$0/hog.node"; exec python3 -c "$1"; fi' \
 		"$T_DIR" "$(hog 256)" 2> "$T_DIR/hog.err")
@@ -196,12 +218,15 @@ EOS
 	done
 }
 
+at "start"
 slurm_start cgpool || { fail "the cluster did not start with the plug-ins"; finish; exit 1; }
 multinode alone 31
+at "alone: done"
 slurm_stop
 if [ "$T_MEMORY" = v1 ] && [ -n "$(slurm_cg_dirs | grep -w freezer)" ] && [ -n "$(slurm_cg_dirs | grep -w cpuset)" ]; then
 	slurm_start beside || { fail "the cluster did not start with the beside setup"; finish; exit 1; }
 	multinode beside 32
+	at "beside: done"
 	slurm_stop
 else
 	echo "the beside setup needs the memory, cpuset and freezer controllers on cgroup v1: not run"
