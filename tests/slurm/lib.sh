@@ -71,7 +71,6 @@ S_CTLD_PID=
 S_SLURMD_PID=
 S_SLURMD_PIDS=
 S_NODES=1
-S_NODE_LIST=
 S_NODE_DAEMON_PIDS=
 S_NODE_CONFIG=
 S_VARIANT=
@@ -191,20 +190,25 @@ slurm_cg_make() {
 	done
 }
 
-# slurm_cg_remove: remove the groups Slurm made and the bound directories,
+# slurm_rm_cgroup DIR: remove a cgroup directory and every group below it,
 # deepest first, killing what still runs there
+slurm_rm_cgroup() {
+	s_k=50
+	while [ -d "$1" ] && [ $s_k -gt 0 ]; do
+		# shellcheck disable=SC2038
+		find "$1" -name cgroup.procs -exec cat {} + 2>/dev/null | xargs -r kill -9 2>/dev/null
+		find "$1" -depth -type d -exec rmdir {} + 2>/dev/null
+		[ -d "$1" ] && sleep 0.1
+		s_k=$((s_k - 1))
+	done
+	[ -d "$1" ] && echo "warning: $1 left behind" >&2
+	return 0
+}
+
+# slurm_cg_remove: remove the groups Slurm made and the bound directories
 slurm_cg_remove() {
 	slurm_cg_dirs | while read -r s_c s_d; do
-		[ -d "$s_d" ] || continue
-		s_n=50
-		while [ -d "$s_d" ] && [ $s_n -gt 0 ]; do
-			# shellcheck disable=SC2038
-			find "$s_d" -name cgroup.procs -exec cat {} + 2>/dev/null | xargs -r kill -9 2>/dev/null
-			find "$s_d" -depth -type d -exec rmdir {} + 2>/dev/null
-			[ -d "$s_d" ] && sleep 0.1
-			s_n=$((s_n - 1))
-		done
-		[ -d "$s_d" ] && echo "warning: $s_d left behind" >&2
+		slurm_rm_cgroup "$s_d"
 	done
 	return 0
 }
@@ -349,17 +353,7 @@ slurm_node_daemons_stop() {
 	for s_n in $(slurm_node_names); do
 		s_r=$(slurm_node_root "$s_n")
 		for s_mnt in $(awk '$3 == "cgroup" || $3 == "cgroup2" { print $2 }' /proc/mounts); do
-			s_d="$s_mnt$s_r"
-			[ -d "$s_d" ] || continue
-			s_k=50
-			while [ -d "$s_d" ] && [ $s_k -gt 0 ]; do
-				# shellcheck disable=SC2038
-				find "$s_d" -name cgroup.procs -exec cat {} + 2>/dev/null | xargs -r kill -9 2>/dev/null
-				find "$s_d" -depth -type d -exec rmdir {} + 2>/dev/null
-				[ -d "$s_d" ] && sleep 0.1
-				s_k=$((s_k - 1))
-			done
-			[ -d "$s_d" ] && echo "warning: $s_d left behind" >&2
+			slurm_rm_cgroup "$s_mnt$s_r"
 		done
 	done
 	return 0

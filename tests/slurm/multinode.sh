@@ -14,6 +14,8 @@
 #   node's slot) is dead within 5 s, on both nodes;
 # - an OOM kill on one node only: the job OUT_OF_MEMORY with Slurm's line,
 #   the kill in that node's run record only;
+# - with n2's daemon down (`required`): the job fails with the reason naming
+#   n2's socket, n1's task runs, neither node is drained;
 # - after each job both slots idle and released, and the next job's key
 #   lands in the same slots: no slot cgroup made (slot_cgroups_created).
 . "${top_srcdir:-.}/tests/integ/lib.sh"
@@ -211,11 +213,29 @@ EOS
 	done
 	wait_for 5 released_on_all "slurm.$o"
 	check "$v: OOM: slurm.$o idle and released on both nodes" released_on_all "slurm.$o"
+
 	for nd in $NODES; do
 		grep "error.*cgpool\|cgpool.*error" "$(slurm_node_log "$nd")" > "$T_DIR/errors"
 		check "$v: no error of the plug-ins in $nd's slurmd log" test ! -s "$T_DIR/errors"
 		cat "$T_DIR/errors"
 	done
+
+	at "$v: n2's daemon down"
+	# ---- required, n2's daemon down: the job fails with n2's reason, n1's
+	# task runs, no node is drained
+	dp=$(nctl n2 --json status | json pid)
+	kill "$dp"
+	wait_for 10 sh -c "! CGPOOL_SOCKET='$(slurm_node_sock n2)' '$CGPOOLCTL' status > /dev/null 2>&1"
+	out=$(srun -Q -N2 -n2 sh -c 'echo "ran $SLURMD_NODENAME"' 2> "$T_DIR/down.err")
+	rc=$?
+	echo "$v: n2's daemon down: rc $rc, stdout '$(echo "$out" | tr '\n' ' ')', stderr: $(cat "$T_DIR/down.err")"
+	check "$v: n2's daemon down: srun -N2 fails (rc $rc)" test $rc -ne 0
+	check "$v: n2's daemon down: n1's task ran, n2's did not" test "$out" = "ran n1"
+	check "$v: n2's daemon down: the reason names n2's socket" \
+		grep -q "not placed.*Connection refused (cgpoold at $(slurm_node_sock n2))" "$T_DIR/down.err"
+	wait_for 10 sh -c "[ \$(sinfo -h -N -o %t | grep -c '^idle\$') = 2 ]"
+	check "$v: n2's daemon down: no node drained ($(sinfo -h -N -o '%N %t' | tr '\n' ' '))" \
+		test "$(sinfo -h -N -o %t | grep -c '^idle$')" = 2
 }
 
 at "start"
