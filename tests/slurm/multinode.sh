@@ -11,7 +11,9 @@
 #   script in the first node's slot, each step task in its node's slot, the
 #   second step in the same slots as the first; the job COMPLETED;
 # - the job's normal end and scancel: a setsid stray on each node (in its
-#   node's slot) is dead within 5 s, on both nodes;
+#   node's slot) is dead within 5 s, on both nodes; scontrol suspend freezes
+#   the job's slot on both nodes (each slurmd through its own daemon),
+#   resume thaws them;
 # - an OOM kill on one node only: the job OUT_OF_MEMORY with Slurm's line,
 #   the kill in that node's run record only;
 # - with n2's daemon down (`required`): the job fails with the reason naming
@@ -64,6 +66,15 @@ gone() { g_l=$(nctl "$1" --json list) && ! echo "$g_l" | grep -q "\"key\": *\"$2
 # at WHAT: a line with the seconds since the test's start (where its time goes)
 T0=$(date +%s%N)
 at() { echo "-- $(( ($(date +%s%N) - T0) / 1000000 )) ms: $*"; }
+# frozen_on_all KEY 0|1: the key's slot is (not) frozen on every node
+# (cgroup.events of the slot's group on the cgroup2 hierarchy)
+UNIFIED=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+frozen_on_all() {
+	for f_n in $NODES; do
+		f_e="$UNIFIED$(slurm_node_root "$f_n")/$(nstatus "$f_n" "$1" name)/cgroup.events"
+		grep -qx "frozen $2" "$f_e" 2> /dev/null || return 1
+	done
+}
 # job_done JOBID: the job has left the running states
 job_done() { case $(job_state "$1") in PENDING | CONFIGURING | RUNNING | COMPLETING | "") return 1 ;; esac; }
 
@@ -184,6 +195,20 @@ EOS
 		nd=n$((i + 1)) s=$(pgrep -f "^sleep ${m}1$i\$" | head -n 1)
 		check "$v: scancel: $nd's stray (pid $s) in $nd's slot of slurm.$b" in_slot "$nd" "slurm.$b" "$s"
 	done
+	# scontrol suspend: each node's slurmd freezes its node's slot through
+	# its own daemon (task/cgpool), resume thaws both
+	if [ -n "$UNIFIED" ]; then
+		scontrol suspend "$b"
+		wait_for 10 frozen_on_all "slurm.$b" 1
+		check "$v: suspend: the job's slot frozen on both nodes" frozen_on_all "slurm.$b" 1
+		for nd in $NODES; do
+			check "$v: suspend: $nd's slurmd froze its slot" \
+				grep -q "task/cgpool: job $b: 1 slot(s) frozen" "$(slurm_node_log "$nd")"
+		done
+		scontrol resume "$b"
+		wait_for 10 frozen_on_all "slurm.$b" 0
+		check "$v: resume: the job's slot thawed on both nodes" frozen_on_all "slurm.$b" 0
+	fi
 	scancel "$b"
 	wait_for 5 sh -c "[ \$(pgrep -fc '^sleep ${m}1[01]\$') = 0 ]"
 	check "$v: scancel: the strays on both nodes are dead within 5 s ($(strays "${m}10"), $(strays "${m}11") left)" \
