@@ -1,5 +1,6 @@
-# lib.sh - a one-node Slurm cluster for the Slurm tests; sourced after
-# tests/integ/lib.sh (T_DIR, T_OWN, T_MEMMNT, check/fail/finish, skip).
+# lib.sh - a Slurm cluster of one node (or S_NODES) for the Slurm tests;
+# sourced after tests/integ/lib.sh (T_DIR, T_OWN, T_MEMMNT, check/fail/finish,
+# skip).
 #
 # ## Notes
 # - slurm_start VARIANT [PLUGSTACK_LINE] starts munged, slurmctld and slurmd
@@ -44,6 +45,19 @@
 #   job takes all of the node's memory, so the next waits for the previous
 #   one to finish completing) and batch_sched_delay=0 (else a job that had to
 #   wait is started by the next scheduler pass, 1-3 s later).
+# - S_NODES=N (set after sourcing this file, before slurm_start; default 1):
+#   N nodes n1..nN on 127.0.0.1, each a slurmd of its own (`slurmd -N nI`,
+#   Debian's slurmd is built with --enable-multiple-slurmd; slurm_have_nodes
+#   skips otherwise) with its own Port, spool, pid and log
+#   ($S_DIR/slurmd-nI.log), in a mount namespace of its own, and with a
+#   cgpoold of its own started by slurm_start, as tests/integ/lib.sh starts
+#   the test's: socket, state dir, config and log in $S_DIR/nI/, pool root
+#   $T_OWN/cgpool-<test>-<pid>-nI, S_NODE_CONFIG (ini lines) added to its
+#   config; that node's slurmd runs with CGPOOL_SOCKET of its own daemon
+#   (slurm_node_sock nI). The test's own daemon (T_SOCK) is not used then.
+#   slurm_stop stops them all and removes their pool roots. With S_NODES=1
+#   (the default) the one node is named as the host, its files are
+#   slurmd.log and slurmd.pid, and slurmd talks to the test's daemon.
 # - slurmd loads the plug-ins of plugstack.conf at its own start: a
 #   `required` one that fails to load stops slurmd ("Failed to load plugin
 #   ... Aborting"), so slurm_start returns 1 then instead of skipping.
@@ -55,6 +69,10 @@ S_CONTROLLERS="memory freezer cpuset devices cpuacct"
 S_MUNGED_PID=
 S_CTLD_PID=
 S_SLURMD_PID=
+S_SLURMD_PIDS=
+S_NODES=1
+S_NODE_DAEMON_PIDS=
+S_NODE_CONFIG=
 S_VARIANT=
 S_EXTRA_CONF=
 S_EXTRA_CGROUP_CONF=
@@ -85,6 +103,30 @@ slurm_have_plugins() {
 	slurm_sys_plugindir > /dev/null || skip "Slurm's own plug-ins (task_affinity.so) not found"
 }
 
+# slurm_have_nodes: several slurmd on one host, or skip with the reason
+slurm_have_nodes() {
+	slurmd -h 2>&1 | grep -q -- '-N node' ||
+		skip "this slurmd was built without --enable-multiple-slurmd (no -N): one host cannot be $S_NODES nodes"
+}
+
+# slurm_node_names: the cluster's node names, one a line
+slurm_node_names() {
+	if [ "$S_NODES" -le 1 ]; then
+		hostname -s
+	else
+		s_i=1
+		while [ $s_i -le "$S_NODES" ]; do echo "n$s_i"; s_i=$((s_i + 1)); done
+	fi
+}
+# slurm_node_sock NODE: the socket of that node's cgpoold
+slurm_node_sock() { if [ "$S_NODES" -le 1 ]; then echo "$T_SOCK"; else echo "$S_DIR/$1/cgpool.sock"; fi; }
+# slurm_node_root NODE: the pool root (as in /proc/self/cgroup) of that node's cgpoold
+slurm_node_root() { if [ "$S_NODES" -le 1 ]; then echo "$T_ROOT"; else echo "$T_ROOT-$1"; fi; }
+# slurm_node_log NODE: that node's slurmd log
+slurm_node_log() { if [ "$S_NODES" -le 1 ]; then echo "$S_DIR/slurmd.log"; else echo "$S_DIR/slurmd-$1.log"; fi; }
+# nctl NODE ARGS...: cgpoolctl talking to that node's daemon
+nctl() { n_s=$(slurm_node_sock "$1"); shift; CGPOOL_SOCKET="$n_s" "$CGPOOLCTL" "$@"; }
+
 # status_of KEY FIELD: a field of the key's slot (the first occurrence)
 status_of() { "$CGPOOLCTL" --json status "$1" | json "$2"; }
 # created: how many slots the daemon made so far (its log)
@@ -98,14 +140,16 @@ job_state() { scontrol -o show job "$1" | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/
 # hog MIB: a python3 program that touches MIB MiB of memory and exits 0
 hog() { echo "import sys; b = bytearray($1 << 20); [b.__setitem__(i, 1) for i in range(0, len(b), 4096)]; sys.exit(0)"; }
 
-# slurm_free_port: a TCP port nobody listens on (and not handed out before)
+# slurm_free_port: S_PORT, a TCP port nobody listens on and not handed out
+# before (in this shell: not from a command substitution, whose S_PORTS
+# would be lost)
 slurm_free_port() {
 	while :; do
 		s_p=$(( $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % 30000 + 20000 ))
 		case " $S_PORTS " in *" $s_p "*) continue ;; esac
 		ss -Htan "( sport = :$s_p )" 2>/dev/null | grep -q . && continue
 		S_PORTS="$S_PORTS $s_p"
-		echo "$s_p"
+		S_PORT=$s_p
 		return 0
 	done
 }
@@ -146,22 +190,42 @@ slurm_cg_make() {
 	done
 }
 
-# slurm_cg_remove: remove the groups Slurm made and the bound directories,
+# slurm_rm_cgroup DIR: remove a cgroup directory and every group below it,
 # deepest first, killing what still runs there
+slurm_rm_cgroup() {
+	s_k=50
+	while [ -d "$1" ] && [ $s_k -gt 0 ]; do
+		# shellcheck disable=SC2038
+		find "$1" -name cgroup.procs -exec cat {} + 2>/dev/null | xargs -r kill -9 2>/dev/null
+		find "$1" -depth -type d -exec rmdir {} + 2>/dev/null
+		[ -d "$1" ] && sleep 0.1
+		s_k=$((s_k - 1))
+	done
+	[ -d "$1" ] && echo "warning: $1 left behind" >&2
+	return 0
+}
+
+# slurm_cg_remove: remove the groups Slurm made and the bound directories
 slurm_cg_remove() {
 	slurm_cg_dirs | while read -r s_c s_d; do
-		[ -d "$s_d" ] || continue
-		s_n=50
-		while [ -d "$s_d" ] && [ $s_n -gt 0 ]; do
-			# shellcheck disable=SC2038
-			find "$s_d" -name cgroup.procs -exec cat {} + 2>/dev/null | xargs -r kill -9 2>/dev/null
-			find "$s_d" -depth -type d -exec rmdir {} + 2>/dev/null
-			[ -d "$s_d" ] && sleep 0.1
-			s_n=$((s_n - 1))
-		done
-		[ -d "$s_d" ] && echo "warning: $s_d left behind" >&2
+		slurm_rm_cgroup "$s_d"
 	done
 	return 0
+}
+
+# slurm_node_lines HOST HARDWARE: S_NODE_LINES, slurm.conf's NodeName lines
+# (several nodes: each on this host with a port of its own)
+slurm_node_lines() {
+	if [ "$S_NODES" -le 1 ]; then
+		S_NODE_LINES="NodeName=$1 NodeAddr=127.0.0.1 $2 State=UNKNOWN"
+		return 0
+	fi
+	S_NODE_LINES=
+	for s_n in $(slurm_node_names); do
+		slurm_free_port
+		S_NODE_LINES="${S_NODE_LINES}NodeName=$s_n NodeHostname=$1 NodeAddr=127.0.0.1 Port=$S_PORT $2 State=UNKNOWN
+"
+	done
 }
 
 # slurm_write_conf VARIANT PLUGSTACK_LINE
@@ -169,6 +233,13 @@ slurm_write_conf() {
 	s_host=$(hostname -s)
 	s_node=$(slurmd -C 2>/dev/null | sed -n 's/^NodeName=[^ ]* //p' | head -n 1)
 	[ -n "$s_node" ] || return 1
+	s_suffix=
+	[ "$S_NODES" -le 1 ] || s_suffix=-%n
+	slurm_free_port
+	s_ctld_port=$S_PORT
+	slurm_free_port
+	s_slurmd_port=$S_PORT
+	slurm_node_lines "$s_host" "$s_node"
 	case $1 in
 	none)
 		s_plugins="ProctrackType=proctrack/linuxproc
@@ -187,8 +258,8 @@ JobAcctGatherType=jobacct_gather/linux" ;;
 	cat > "$S_DIR/slurm.conf" <<EOC
 ClusterName=cgpool$$
 SlurmctldHost=$s_host(127.0.0.1)
-SlurmctldPort=$(slurm_free_port)
-SlurmdPort=$(slurm_free_port)
+SlurmctldPort=$s_ctld_port
+SlurmdPort=$s_slurmd_port
 SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
@@ -197,17 +268,17 @@ AuthInfo=socket=$S_DIR/munge/munge.sock
 StateSaveLocation=$S_DIR/state
 SlurmdSpoolDir=$S_DIR/spool/%n
 SlurmctldPidFile=$S_DIR/slurmctld.pid
-SlurmdPidFile=$S_DIR/slurmd.pid
+SlurmdPidFile=$S_DIR/slurmd$s_suffix.pid
 SlurmctldLogFile=$S_DIR/slurmctld.log
-SlurmdLogFile=$S_DIR/slurmd.log
+SlurmdLogFile=$S_DIR/slurmd$s_suffix.log
 SlurmctldDebug=info
 SlurmdDebug=info
 PlugStackConfig=$S_DIR/plugstack.conf
 $s_plugins
 $(grep -v '^#' "${top_srcdir:-.}/tests/slurm/cluster.conf.part")
 DefMemPerCPU=256
-NodeName=$s_host NodeAddr=127.0.0.1 $s_node State=UNKNOWN
-PartitionName=test Nodes=$s_host Default=YES MaxTime=INFINITE State=UP
+$S_NODE_LINES
+PartitionName=test Nodes=$(slurm_node_names | paste -sd, -) Default=YES MaxTime=INFINITE State=UP
 EOC
 	# a shipped setup's cgroup.conf as it is; the mount point is the test's
 	if [ -n "$S_SETUP" ]; then
@@ -244,24 +315,80 @@ slurm_start_munge() {
 	wait_for 10 test -S "$S_DIR/munge/munge.sock"
 }
 
-# slurm_start_slurmd: slurmd in a private mount namespace whose
-# CgroupMountpoint holds bind mounts of this test's Slurm cgroups
+# slurm_node_daemon NODE: that node's cgpoold (several nodes), started as
+# tests/integ/lib.sh starts the test's: its own config, socket, state dir,
+# pool root and log in $S_DIR/NODE
+slurm_node_daemon() {
+	s_nd="$S_DIR/$1"
+	mkdir -p "$s_nd" || return 1
+	cat > "$s_nd/cgpool.conf" <<EOC
+[daemon]
+socket = $s_nd/cgpool.sock
+state_dir = $s_nd/state
+root = $(slurm_node_root "$1")
+log_level = info
+$S_NODE_CONFIG
+EOC
+	CGPOOL_SOCKET="$s_nd/cgpool.sock" "$CGPOOLD" --config "$s_nd/cgpool.conf" >> "$s_nd/daemon.log" 2>&1 9>&- &
+	S_NODE_DAEMON_PIDS="$S_NODE_DAEMON_PIDS $!"
+	s_dp=$!
+	s_i=0
+	while ! nctl "$1" status > /dev/null 2>&1; do
+		s_i=$((s_i + 1))
+		if [ $s_i -gt 100 ] || ! kill -0 "$s_dp" 2>/dev/null; then
+			cat "$s_nd/daemon.log"
+			return 1
+		fi
+		sleep 0.1
+	done
+}
+
+# slurm_node_daemons_stop: stop the nodes' cgpoold and remove their pool
+# roots (in every hierarchy, deepest first, killing what still runs there)
+slurm_node_daemons_stop() {
+	for s_p in $S_NODE_DAEMON_PIDS; do kill "$s_p" 2>/dev/null; done
+	for s_p in $S_NODE_DAEMON_PIDS; do wait "$s_p" 2>/dev/null; done
+	S_NODE_DAEMON_PIDS=
+	[ "$S_NODES" -gt 1 ] || return 0
+	for s_n in $(slurm_node_names); do
+		s_r=$(slurm_node_root "$s_n")
+		for s_mnt in $(awk '$3 == "cgroup" || $3 == "cgroup2" { print $2 }' /proc/mounts); do
+			slurm_rm_cgroup "$s_mnt$s_r"
+		done
+	done
+	return 0
+}
+
+# slurm_start_slurmd: a slurmd per node, each in a private mount namespace
+# whose CgroupMountpoint holds bind mounts of this test's Slurm cgroups, with
+# CGPOOL_SOCKET of its node's daemon
 slurm_start_slurmd() {
 	s_binds=
 	for s_cd in $(slurm_cg_dirs | tr ' ' '='); do
 		s_binds="$s_binds mount --bind '${s_cd#*=}' '$S_DIR/cgroup/${s_cd%%=*}' || exit 1;"
 	done
-	CGPOOL_SOCKET="$T_SOCK" unshare -m --propagation private sh -c "$s_binds exec slurmd -D -f '$S_DIR/slurm.conf'" \
-		> "$S_DIR/slurmd.out" 2>&1 9>&- &
-	S_SLURMD_PID=$!
+	if [ "$S_NODES" -le 1 ]; then
+		CGPOOL_SOCKET="$T_SOCK" unshare -m --propagation private sh -c "$s_binds exec slurmd -D -f '$S_DIR/slurm.conf'" \
+			> "$S_DIR/slurmd.out" 2>&1 9>&- &
+		S_SLURMD_PID=$!
+		S_SLURMD_PIDS=$!
+		return 0
+	fi
+	for s_n in $(slurm_node_names); do
+		CGPOOL_SOCKET="$(slurm_node_sock "$s_n")" unshare -m --propagation private \
+			sh -c "$s_binds exec slurmd -D -N '$s_n' -f '$S_DIR/slurm.conf'" \
+			> "$S_DIR/slurmd-$s_n.out" 2>&1 9>&- &
+		S_SLURMD_PIDS="$S_SLURMD_PIDS $!"
+		[ -n "$S_SLURMD_PID" ] || S_SLURMD_PID=$!
+	done
 }
 
-# slurm_wait_idle SECONDS: until the node is up and free (0), or a daemon
+# slurm_wait_idle SECONDS: until every node is up and free (0), or a daemon
 # is gone or the time is up (1)
 slurm_wait_idle() {
 	s_n=$(($1 * 10))
-	while [ "$(sinfo -h -N -o %t 2>/dev/null)" != idle ]; do
-		for s_p in $S_MUNGED_PID $S_CTLD_PID $S_SLURMD_PID; do
+	while [ "$(sinfo -h -N -o %t 2>/dev/null | grep -c '^idle$')" != "$S_NODES" ]; do
+		for s_p in $S_MUNGED_PID $S_CTLD_PID $S_SLURMD_PIDS; do
 			kill -0 "$s_p" 2>/dev/null || { echo "slurm: pid $s_p exited" >&2; return 1; }
 		done
 		s_n=$((s_n - 1))
@@ -282,18 +409,26 @@ slurm_start() {
 	beside) S_SETUP="$S_CONF_DIR/beside" ;;
 	*) S_SETUP= ;;
 	esac
+	[ "$S_NODES" -le 1 ] || slurm_have_nodes
 	chmod 711 "$T_DIR"
-	mkdir -p "$S_DIR/state" "$S_DIR/spool/$(hostname -s)" "$S_DIR/cgroup" && chmod 755 "$S_DIR" ||
-		hard_error "mkdir $S_DIR"
+	mkdir -p "$S_DIR/state" "$S_DIR/cgroup" && chmod 755 "$S_DIR" || hard_error "mkdir $S_DIR"
+	for s_n in $(slurm_node_names); do
+		mkdir -p "$S_DIR/spool/$s_n" || hard_error "mkdir $S_DIR/spool/$s_n"
+	done
 	export SLURM_CONF="$S_DIR/slurm.conf"
 	slurm_write_conf "$1" "$2" || skip "slurmd -C did not describe this node"
 	slurm_cg_make || hard_error "cannot make the cgroups for Slurm below $T_OWN"
 	slurm_start_munge || { cat "$S_DIR/munged.out"; skip "munged did not start"; }
 	slurmctld -D -i -f "$SLURM_CONF" > "$S_DIR/slurmctld.out" 2>&1 9>&- &
 	S_CTLD_PID=$!
+	if [ "$S_NODES" -gt 1 ]; then
+		for s_n in $(slurm_node_names); do
+			slurm_node_daemon "$s_n" || { s_bad=$s_n; slurm_stop; hard_error "cgpoold of node $s_bad did not come up"; }
+		done
+	fi
 	slurm_start_slurmd
 	slurm_wait_idle 60 && return 0
-	tail -n 20 "$S_DIR/slurmctld.log" "$S_DIR/slurmd.log" "$S_DIR/slurmd.out"
+	tail -n 20 "$S_DIR/slurmctld.log" "$S_DIR"/slurmd*.log "$S_DIR"/slurmd*.out
 	slurm_stop
 	[ -n "$2" ] && return 1
 	skip "the Slurm cluster did not come up (logs above)"
@@ -310,22 +445,27 @@ slurm_job_cgroups() {
 	find "$s_d" -type d -name 'job_*' | wc -l
 }
 
-# slurm_ns_pids: every process in slurmd's mount namespace (slurmd, the
-# slurmstepd it forked and their tasks)
+# slurm_ns_pids: every process in the slurmds' mount namespaces (slurmd,
+# the slurmstepd it forked and their tasks)
 slurm_ns_pids() {
-	s_ns=$(readlink "/proc/$S_SLURMD_PID/ns/mnt" 2>/dev/null) || return 0
-	[ "$s_ns" != "$(readlink /proc/self/ns/mnt)" ] || return 0
+	s_nss=
+	for s_p in $S_SLURMD_PIDS; do
+		s_ns=$(readlink "/proc/$s_p/ns/mnt" 2>/dev/null) || continue
+		[ "$s_ns" != "$(readlink /proc/self/ns/mnt)" ] && s_nss="$s_nss $s_ns "
+	done
+	[ -n "$s_nss" ] || return 0
 	for s_p in /proc/[0-9]*; do
-		[ "$(readlink "$s_p/ns/mnt" 2>/dev/null)" = "$s_ns" ] && echo "${s_p#/proc/}"
+		case $s_nss in *" $(readlink "$s_p/ns/mnt" 2>/dev/null) "*) echo "${s_p#/proc/}" ;; esac
 	done
 }
 
-# slurm_stop: stop the three daemons and what they left, remove their cgroups
+# slurm_stop: stop the daemons (munged, slurmctld, every slurmd, the nodes'
+# cgpoold) and what they left, remove their cgroups
 slurm_stop() {
-	[ -n "$S_SLURMD_PID$S_CTLD_PID$S_MUNGED_PID" ] || return 0
+	[ -n "$S_SLURMD_PIDS$S_CTLD_PID$S_MUNGED_PID$S_NODE_DAEMON_PIDS" ] || return 0
 	s_left=$(slurm_ns_pids)
-	for s_p in $S_SLURMD_PID $S_CTLD_PID; do kill "$s_p" 2>/dev/null; done
-	for s_p in $S_SLURMD_PID $S_CTLD_PID; do wait "$s_p" 2>/dev/null; done
+	for s_p in $S_SLURMD_PIDS $S_CTLD_PID; do kill "$s_p" 2>/dev/null; done
+	for s_p in $S_SLURMD_PIDS $S_CTLD_PID; do wait "$s_p" 2>/dev/null; done
 	# shellcheck disable=SC2086
 	[ -n "$s_left" ] && kill -9 $s_left 2>/dev/null
 	if [ -n "$S_MUNGED_PID" ]; then
@@ -333,8 +473,10 @@ slurm_stop() {
 		wait "$S_MUNGED_PID" 2>/dev/null
 	fi
 	S_SLURMD_PID=''
+	S_SLURMD_PIDS=''
 	S_CTLD_PID=''
 	S_MUNGED_PID=''
+	slurm_node_daemons_stop
 	slurm_cg_remove
 	[ -n "$T_KEEP" ] || rm -rf "$S_DIR"
 }
