@@ -26,7 +26,10 @@
 # its slot with its limit, and the next job is placed. In both setups
 # scontrol suspend stops a process the job daemonized out of its process
 # tree (under conf/slurm/v2 task/cgpool freezes the job's slot; nobody may
-# freeze it with cgpoolctl), and scontrol resume lets it go on. What
+# freeze it with cgpoolctl), and scontrol resume lets it go on. Under
+# conf/slurm/v2 nobody's job cannot leave its slot with cgpoolctl exec
+# (plain or after setsid), and a job that leaves 96 MiB in /dev/shm does
+# not hand it to the next jobs (its slot is set aside). What
 # slurmstepd accounts for a running job (sstat of a batch step that burns 2
 # s of CPU, then holds 128 MiB): a MaxRSS within 10% of the same job's under
 # task/cgroup with jobacct_gather/cgroup (CPU time is printed, not compared).
@@ -364,6 +367,40 @@ scancel "$jid"
 timeout 30 sh -c "while pgrep -f '^sleep 1001\$' > /dev/null; do sleep 0.1; done"
 ms=$((($(date +%s%N) - t0) / 1000000))
 check "scancel: nothing of the job left after $ms ms (at most 5000)" test "$(strays 1001)" -eq 0 -a $ms -le 5000
+
+# ---- a job's task stays in its slot: nobody's job tries cgpoolctl exec
+# into keys of its own (plain and after setsid), refused with the reason;
+# its strays stay in the job's slot and die with the job
+mkdir -p /var/tmp/esc && chmod 0777 /var/tmp/esc
+rm -f /var/tmp/esc/*
+setpriv --reuid=65534 --regid=65534 --clear-groups srun -Q --mem=64M sh -c '
+	cd /var/tmp/esc
+	cat /proc/self/cgroup > job.cg
+	cgpoolctl exec user.65534.a -- cat /proc/self/cgroup > a.out 2>&1; echo $? > a.rc
+	setsid cgpoolctl exec user.65534.b -- sleep 1003 > b.out 2>&1; echo $? > b.rc
+	setsid sleep 1004 < /dev/null > /dev/null 2>&1 & cat /proc/$!/cgroup > stray.cg' > /dev/null 2>&1
+for t in a b; do
+	check "v2: nobody's cgpoolctl exec user.65534.$t inside a job is refused" test "$(cat /var/tmp/esc/$t.rc)" = 1
+	check "... with the reason ($(head -c 160 /var/tmp/esc/$t.out))" grep -q "a job holds" /var/tmp/esc/$t.out
+done
+check "v2: the job's stray was in the job's slot" cmp -s /var/tmp/esc/job.cg /var/tmp/esc/stray.cg
+timeout 5 sh -c "while pgrep -f '^sleep 100[34]\$' > /dev/null; do sleep 0.1; done"
+check "v2: nothing of nobody's job left 5 s after it" test "$(pgrep -fc '^sleep 100[34]$')" -eq 0
+
+# ---- a job leaves 96 MiB in /dev/shm (the guest has 512 MiB): the next
+# jobs start in slots holding < 32 MiB, the slot is set aside
+shm=/dev/shm/cgpool-leftover
+setpriv --reuid=65534 --regid=65534 --clear-groups srun -Q --mem=160M sh -c "head -c 100663296 /dev/zero > $shm" ||
+	fail "v2: nobody's job could not write 96 MiB to /dev/shm"
+for i in 1 2; do
+	b=$(srun -Q --mem=160M sh -c 'cat /sys/fs/cgroup$(sed -n "s/^0:://p" /proc/self/cgroup)/memory.current')
+	check "v2: root's job $i started in a slot holding ${b:-?} bytes (< 32 MiB)" \
+		sh -c "[ -n '$b' ] && [ '$b' -lt 33554432 ]"
+done
+check "v2: cgpoold's log says the slot was not recycled" \
+	sh -c "journalctl -q -o cat -u cgpoold.service | grep -q 'not recycled: [0-9]* bytes still charged after the scrub'"
+check "v2: the slot is set aside (leftover.*)" sh -c "$CGPOOLCTL list | grep -q '^leftover\\.slot-'"
+rm -f "$shm"
 
 # ---- a restart of cgpoold while a job runs
 jid=$(sbatch --parsable --mem=96M -o /dev/null --wrap 'exec sleep 1002')
