@@ -22,22 +22,9 @@ write_config "[pool]
 warm = 1"
 start_daemon
 
-# varlink CALL_JSON: one call on the daemon's socket, the reply on stdout
-varlink() {
-	python3 - "$T_SOCK" "$1" <<'EOF'
-import socket, sys
-s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-s.connect(sys.argv[1])
-s.sendall(sys.argv[2].encode() + b"\0")
-buf = b""
-while not buf.endswith(b"\0"):
-    chunk = s.recv(65536)
-    if not chunk:
-        break
-    buf += chunk
-print(buf.rstrip(b"\0").decode())
-EOF
-}
+# varlink METHOD PARAMS: one call on the daemon's socket, the reply on stdout
+cp "$(dirname "$0")/hostile.py" "$J/" && chmod 0644 "$J/hostile.py"
+varlink() { python3 "$J/hostile.py" call "$T_SOCK" "$1" "$2"; }
 
 # the job's task: nobody's shell, waiting for the job to place it, then
 # trying every way out
@@ -51,14 +38,7 @@ echo $? > a.rc
 setsid "$CGPOOLCTL" exec user.65534.b -- sh -c 'cat /proc/self/cgroup > b.cgroup' > b.out 2>&1
 echo $? > b.rc
 sh -c '(setsid "$CGPOOLCTL" exec user.65534.c -- true > c.out 2>&1; echo $? > c.rc) &'
-python3 - "$CGPOOL_SOCKET" > d.out 2>&1 <<'PY'
-import json, os, socket, sys
-s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-s.connect(sys.argv[1])
-req = {"method": "io.cgpool.Manager.Attach", "parameters": {"key": "user.65534.d", "pids": [os.getpid()]}}
-s.sendall(json.dumps(req).encode() + b"\0")
-print(s.recv(65536).rstrip(b"\0").decode())
-PY
+python3 hostile.py call "$CGPOOL_SOCKET" Attach '{"key": "user.65534.d", "pids": ["self"]}' > d.out 2>&1
 setsid sleep 300 &
 echo $! > stray.pid
 touch done
@@ -71,7 +51,7 @@ HOLDER=$!
 # setpriv itself, not a function: $! must be the task's own pid
 setpriv --reuid=65534 --regid=65534 --clear-groups env CGPOOL_SOCKET="$T_SOCK" CGPOOLCTL="$CGPOOLCTL" "$J/task.sh" "$J" &
 TASK=$!
-out=$(varlink "{\"method\": \"io.cgpool.Manager.Attach\", \"parameters\": {\"key\": \"job.77\", \"pids\": [$TASK], \"job\": \"sched:77:65534\", \"hold\": $HOLDER}}")
+out=$(varlink Attach "{\"key\": \"job.77\", \"pids\": [$TASK], \"job\": \"sched:77:65534\", \"hold\": $HOLDER}")
 echo "$out" | grep -q '"job": *"sched:77:65534"' || hard_error "the job was not placed: $out"
 SLOT=$("$CGPOOLCTL" --json status job.77 | json name)
 touch "$J/go"

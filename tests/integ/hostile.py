@@ -18,6 +18,9 @@ itself where the part needs it).
                           (EOF after what the socket held, well short of the
                           whole List, which root reads first), then nobody is
                           served again
+  call SOCK METHOD PARAMS one call as the caller is (PARAMS: JSON, where "self"
+                          in a list of pids is this process's pid); the
+                          reply on stdout
 Exit: 0 pass, 1 fail, 77 skip."""
 import json
 import os
@@ -237,8 +240,18 @@ def streams(path, n, idle):
     return 0 if ok and served else 1
 
 
+def call_once(path, method, params):
+    p = json.loads(params)
+    if p.get("pids"):
+        p["pids"] = [os.getpid() if v == "self" else v for v in p["pids"]]
+    print(json.dumps(call(conn(path), "io.cgpool.Manager." + method, p)))
+    return 0
+
+
 def main():
     cmd = sys.argv[1]
+    if cmd == "call":
+        return call_once(sys.argv[2], sys.argv[3], sys.argv[4])
     if cmd == "idle":
         return idle(sys.argv[2], int(sys.argv[3]), sys.argv[4])
     if cmd == "pipeline":

@@ -43,20 +43,14 @@ echo $? > a.rc
 setsid "$CGPOOLCTL" exec user.65534.b -- sleep 4001 > b.out 2>&1
 echo $? > b.rc
 sh -c '(setsid "$CGPOOLCTL" exec user.65534.c -- sleep 4002 > c.out 2>&1; echo $? > c.rc) &'
-python3 - "$CGPOOL_SOCKET" > d.out 2>&1 <<'PY'
-import json, os, socket, sys
-s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-s.connect(sys.argv[1])
-req = {"method": "io.cgpool.Manager.Attach", "parameters": {"key": "user.65534.d", "pids": [os.getpid()]}}
-s.sendall(json.dumps(req).encode() + b"\0")
-print(s.recv(65536).rstrip(b"\0").decode())
-PY
+python3 hostile.py call "$CGPOOL_SOCKET" Attach '{"key": "user.65534.d", "pids": ["self"]}' > d.out 2>&1
 setsid sleep 4003 < /dev/null > /dev/null 2>&1 &
 echo $! > stray.pid
 while [ ! -e c.rc ]; do sleep 0.05; done
 sed -n 's/^[0-9]*:memory://p' "/proc/$(cat stray.pid)/cgroup" > stray.memcg
 EOF
 chmod 0755 "$W/escape.sh"
+cp "${top_srcdir:-.}/tests/integ/hostile.py" "$W/" && chmod 0644 "$W/hostile.py"
 as_nobody env CGPOOL_SOCKET="$T_SOCK" CGPOOLCTL="$CGPOOLCTL" srun -Q --mem=128M "$W/escape.sh" "$W" \
 	> "$W/escape.out" 2>&1
 check "nobody's job ran its tries ($(tr '\n' ' ' < "$W/escape.out"))" test -s "$W/stray.memcg"
@@ -111,7 +105,7 @@ else
 	[ -n "$job" ] || hard_error "salloc --no-shell gave no job"
 	# step 1: a stray that cannot die until the test thaws it
 	srun -Q --jobid="$job" sh -c "setsid sleep 4010 < /dev/null > /dev/null 2>&1 & p=\$!
-		while ! grep -q '^sleep' /proc/\$p/cmdline; do sleep 0.01; done
+		while [ \"\$(cat /proc/\$p/comm)\" != sleep ]; do sleep 0.01; done
 		echo \$p > $FZ/tasks; echo FROZEN > $FZ/freezer.state"
 	wait_for 5 grep -q "job slurm:$job.* ended on this node" "$T_DIR/daemon.log" ||
 		fail "step 1's end did not end the job on the node"
