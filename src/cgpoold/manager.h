@@ -31,6 +31,7 @@ struct manager_hooks {
  * (a reload replaces it). */
 int manager_new(struct vl_server *srv, struct pool *pool, const struct conf *const *conf,
 		const struct manager_hooks *hooks, struct manager **out);
+/* Before the server's vl_server_free: an Attach still waiting is answered. */
 void manager_free(struct manager *m);
 
 /* The Slot object of the interface (also used by tests). */

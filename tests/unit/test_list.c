@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
@@ -96,18 +97,28 @@ static struct env *env_new(unsigned warm)
 
 static void env_free(struct env *e)
 {
-	char p[160];
+	char p[PATH_MAX];
 
+	DIR *d;
+	struct dirent *de;
+
+	manager_free(e->mgr); /* before the server: it answers the calls still waiting */
 	vl_server_free(e->srv);
-	manager_free(e->mgr);
 	pool_free(e->pool);
 	cg_close(e->cg);
 	ev_loop_destroy(e->loop);
 	cgsim_free(e->sim);
 	conf_free(e->conf);
 	unlink(e->sock);
-	snprintf(p, sizeof(p), "%s/state.json", e->dir);
-	unlink(p);
+	d = opendir(e->dir); /* state.json and the journals */
+	while (d && (de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(p, sizeof(p), "%s/%s", e->dir, de->d_name);
+		unlink(p);
+	}
+	if (d)
+		closedir(d);
 	rmdir(e->dir);
 	free(e);
 }
