@@ -133,6 +133,28 @@ __attribute__((format(printf, 3, 4))) static void refuse_unprivileged(struct man
 	manager_permission_denied(m, call, reason);
 }
 
+/* The slot the caller is in now: none of the pool's, the key's own, or
+ * one it bound itself with no job in it. false when the call was answered. */
+static bool caller_may_leave(struct manager *m, struct vl_call *call, const struct attach_plan *plan)
+{
+	const struct ucred *peer = vl_call_peer(call);
+	const struct slot *from = plan->from;
+	const char *job = from ? pool_tenant_job(from) : NULL, *who;
+
+	if (!from || from == plan->slot)
+		return true;
+	if (job || pool_tenant_holders(from))
+		who = "a job holds";
+	else if (from->owner_uid == peer->uid)
+		return true;
+	else
+		who = from->owner_uid == 0 ? "root bound" : "another user bound";
+	refuse_unprivileged(m, call, "pid %d is in slot %s (key %s%s%s), which %s; only root and socket_group "
+			    "may move a process out of it", (int)peer->pid, from->name, from->key, job ? ", job " : "",
+			    job ? job : "", who);
+	return false;
+}
+
 /* An unprivileged caller's key: in its namespace (user_keys), unbound or
  * bound by it, within its share of the pool; a class it names marked
  * unprivileged; and the caller, which moves itself, is in no slot it may
@@ -144,18 +166,12 @@ static bool unprivileged_attach_ok(struct manager *m, struct vl_call *call, cons
 {
 	const struct conf *c = *m->conf;
 	const struct ucred *peer = vl_call_peer(call);
-	const struct slot *s = plan->slot, *from = plan->from;
+	const struct slot *s = plan->slot;
 	const char *why;
 	unsigned mine, used;
 
-	if (from && from != s && (pool_tenant_job(from) || pool_tenant_holders(from) || from->owner_uid != peer->uid)) {
-		refuse_unprivileged(m, call, "pid %d is in slot %s (key %s%s%s), which %s; only root and socket_group "
-				    "may move a process out of it", (int)peer->pid, from->name, from->key,
-				    pool_tenant_job(from) ? ", job " : "", pool_tenant_job(from) ? pool_tenant_job(from) : "",
-				    pool_tenant_job(from) || pool_tenant_holders(from) ? "a job holds"
-				    : from->owner_uid == 0 ? "root bound" : "another user bound");
+	if (!caller_may_leave(m, call, plan))
 		return false;
-	}
 	if (!auth_key_of_uid(c->daemon.user_keys, peer->uid, key)) {
 		refuse_unprivileged(m, call, "key %s is not in your namespace (user_keys)", key);
 		return false;

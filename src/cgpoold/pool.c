@@ -599,7 +599,7 @@ static void scrub_check(struct slot *s)
 	pool_slot_event(s, SLOT_EV_LEFTOVER);
 }
 
-/* on the loop, after the worker's reclaim */
+/* on the loop, after the reclaim (a worker's, or the loop's own without one) */
 static void scrub_done(int r, void *arg)
 {
 	struct slot *s = arg;
@@ -618,7 +618,6 @@ static void act_scrub(struct slot *s)
 {
 	struct cg *cg = s->pool->cg;
 	struct cg_memory mem;
-	int r;
 
 	pool_reset_limits(s);
 	pool_tenant_free(s); /* the last key's job, if any, is over (a state file of an older daemon may still name one) */
@@ -631,18 +630,15 @@ static void act_scrub(struct slot *s)
 	s->runs = 0;
 	s->nrecent = 0;
 	s->idle_since_us = 0;
-	if (cg_slot_memory_some(cg, s->name, CG_MEM_CURRENT, &mem) == 0 && mem.current > 0) {
-		s->scrub_bytes = mem.current;
-		if (s->pool->work && work_submit(s->pool->work, scrub_fn, scrub_done, s) == 0) {
-			s->busy = true; /* out of the warm list until scrub_done */
-			pool_list_remove(s->pool, s);
-			return;
-		}
-		r = scrub_fn(s);
-		if (r < 0 && r != -EAGAIN)
-			log_warn("slot %s: reclaim: %s", s->name, strerror(-r));
+	if (cg_slot_memory_some(cg, s->name, CG_MEM_CURRENT, &mem) < 0 || mem.current == 0) {
+		scrub_check(s);
+		return;
 	}
-	scrub_check(s);
+	s->scrub_bytes = mem.current;
+	s->busy = true; /* out of the warm list until scrub_done */
+	pool_list_remove(s->pool, s);
+	if (!s->pool->work || work_submit(s->pool->work, scrub_fn, scrub_done, s) < 0)
+		scrub_done(scrub_fn(s), s);
 }
 
 /* The scrub left the slot charged: a key of its own, so that no new key
