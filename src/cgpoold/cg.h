@@ -249,7 +249,8 @@ struct cg_dying {
 };
 /* Dying memory cgroups: below the pool root on v2 (cgroup.stat); on v1,
  * machine-wide (/proc/cgroups num_cgroups minus the live directories of the
- * memory hierarchy), since v1 has no per-cgroup counter. Counters can lag
+ * memory hierarchy), since v1 has no per-cgroup counter. On v2 the LRU
+ * probe's group (CG_PROBE_PLACE) and the writeback clean-up's are left out. Counters can lag
  * rmdir: poll them, never read once. */
 int cg_dying(struct cg *cg, struct cg_dying *out);
 /* [any thread] v2: sync(2), then take a memory cgroup offline, an empty one
@@ -265,6 +266,41 @@ int cg_writeback_cleanup(struct cg *cg);
 /* v1 only: the pool root's local (not hierarchical) LRU bytes, which grow by
  * what a removed child held when the kernel reparents. -EOPNOTSUPP on v2. */
 int cg_root_local_lru(struct cg *cg, uint64_t *bytes);
+/* A place of the daemon's own below the pool root, in the memory hierarchy
+ * only: the directory place, which holds no process and no other child, and
+ * its one child place/CG_PLACE_RUN, where an experiment charges pages and
+ * which it then removes. What the place reads moves with that experiment
+ * alone, whatever else runs in or below the pool root. */
+#define CG_PLACE_RUN "run"
+#define CG_PROBE_PLACE "cgpool-lru-probe" /* the LRU probe's (retire_probe.c); cg_dying leaves it out on v2 */
+struct cg_place {
+	uint64_t dying;   /* v2: dying cgroups below the place (cgroup.stat, the larger count) */
+	uint64_t charged; /* bytes charged to the place and below it (memory.current / usage_in_bytes) */
+	uint64_t local;   /* v1: page cache and anon bytes charged to the place itself (memory.stat cache + rss) */
+	bool has_dying, has_local;
+};
+/* Make place (kept when it exists: v2 enables memory for its child, v1
+ * turns use_hierarchy on) and a fresh place/run: one left by a daemon that
+ * died is removed first (-EBUSY while it holds processes). */
+int cg_place_make(struct cg *cg, const char *place);
+/* Move pid into place/run (memory hierarchy). */
+int cg_place_attach(struct cg *cg, const char *place, pid_t pid);
+/* Page cache and anon bytes charged to place/run. */
+int cg_place_run_lru(struct cg *cg, const char *place, uint64_t *bytes);
+/* rmdir place/run. */
+int cg_place_remove_run(struct cg *cg, const char *place);
+int cg_place_read(struct cg *cg, const char *place, struct cg_place *out);
+/* rmdir place (its run first, when it is there). */
+int cg_place_remove(struct cg *cg, const char *place);
+/* What in the pool root (memory hierarchy) is not cgpool's: processes other
+ * than self, and child cgroups that are not slots or the daemon's own
+ * places; the first of each, for a message. */
+struct cg_shared {
+	unsigned procs, dirs;
+	pid_t pid;
+	char dir[64];
+};
+int cg_root_shared(struct cg *cg, pid_t self, struct cg_shared *out);
 /* The memory pressure file to put a PSI trigger on: the pool root's
  * memory.pressure on the cgroup2 hierarchy (v2, or the tracking hierarchy on
  * hybrid hosts), else /proc/pressure/memory. -EOPNOTSUPP without PSI. */

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -31,10 +32,13 @@ static int dying_v2(struct cg *cg, struct cg_dying *out)
 	if (r < 0)
 		return r;
 	out->has_subsys = cg_keyed_u64(buf, "nr_dying_subsys_memory", &mem) == 0;
-	/* not ours to count: what cg_writeback_cleanup took offline */
-	if (cg_hpath(cg, cg->mem, CG_WB_CLEANUP_NAME, "cgroup.stat", path) == 0 &&
-	    cg_read(cg, path, buf, sizeof(buf)) >= 0) {
+	/* not retirements: what cg_writeback_cleanup took offline, and the
+	 * LRU probe's removed group */
+	for (size_t i = 0; i < 2; i++) {
 		uint64_t d = 0, m = 0;
+		if (cg_hpath(cg, cg->mem, i ? CG_PROBE_PLACE : CG_WB_CLEANUP_NAME, "cgroup.stat", path) < 0 ||
+		    cg_read(cg, path, buf, sizeof(buf)) < 0)
+			continue;
 		cg_keyed_u64(buf, "nr_dying_descendants", &d);
 		cg_keyed_u64(buf, "nr_dying_subsys_memory", &m);
 		desc -= d < desc ? d : desc;
@@ -204,5 +208,167 @@ int cg_root_local_lru(struct cg *cg, uint64_t *bytes)
 	if (cg_keyed_u64(buf, "cache", &cache) < 0 || cg_keyed_u64(buf, "rss", &rss) < 0)
 		return -EINVAL;
 	*bytes = cache + rss;
+	return 0;
+}
+
+/* ---- places of our own: the witness of one experiment */
+
+static int place_path(struct cg *cg, const char *place, const char *file, char *path)
+{
+	int r = cg_name_valid(place);
+
+	return r < 0 ? r : cg_hpath(cg, cg->mem, place, file, path);
+}
+
+static int place_u64(struct cg *cg, const char *place, const char *file, const char *key, uint64_t *out)
+{
+	char path[PATH_MAX], buf[16384], *end;
+	int r = place_path(cg, place, file, path);
+
+	if (r == 0)
+		r = cg_read(cg, path, buf, sizeof(buf));
+	if (r < 0)
+		return r;
+	if (key)
+		return cg_keyed_u64(buf, key, out);
+	errno = 0;
+	*out = strtoull(buf, &end, 10);
+	return errno || end == buf ? -EINVAL : 0;
+}
+
+int cg_place_make(struct cg *cg, const char *place)
+{
+	char path[PATH_MAX];
+	int r = place_path(cg, place, NULL, path);
+
+	if (r == 0 && (r = cg->ops->mkdir(cg->ctx, path)) == -EEXIST)
+		r = 0;
+	if (r < 0)
+		return r;
+	if (cg->info.memory_v2) {
+		r = place_path(cg, place, "cgroup.subtree_control", path);
+		if (r == 0)
+			r = cg->ops->write(cg->ctx, path, "+memory");
+	} else if (place_path(cg, place, "memory.use_hierarchy", path) == 0) {
+		cg->ops->write(cg->ctx, path, "1"); /* 1 already, or not a file on kernels where it always is */
+	}
+	if (r < 0)
+		return r;
+	r = cg_place_remove_run(cg, place);
+	if (r < 0 && r != -ENOENT)
+		return r;
+	r = place_path(cg, place, CG_PLACE_RUN, path);
+	return r < 0 ? r : cg->ops->mkdir(cg->ctx, path);
+}
+
+int cg_place_attach(struct cg *cg, const char *place, pid_t pid)
+{
+	char path[PATH_MAX], s[24];
+	int r = place_path(cg, place, CG_PLACE_RUN "/cgroup.procs", path);
+
+	snprintf(s, sizeof(s), "%d", (int)pid);
+	return r < 0 ? r : cg->ops->write(cg->ctx, path, s);
+}
+
+int cg_place_run_lru(struct cg *cg, const char *place, uint64_t *bytes)
+{
+	const char *file = cg->info.memory_v2 ? "file" : "cache", *anon = cg->info.memory_v2 ? "anon" : "rss";
+	uint64_t f, a;
+	int r = place_u64(cg, place, CG_PLACE_RUN "/memory.stat", file, &f);
+
+	if (r == 0)
+		r = place_u64(cg, place, CG_PLACE_RUN "/memory.stat", anon, &a);
+	if (r == 0)
+		*bytes = f + a;
+	return r;
+}
+
+int cg_place_remove_run(struct cg *cg, const char *place)
+{
+	char path[PATH_MAX];
+	int r = place_path(cg, place, CG_PLACE_RUN, path);
+
+	return r < 0 ? r : cg->ops->rmdir(cg->ctx, path);
+}
+
+int cg_place_read(struct cg *cg, const char *place, struct cg_place *out)
+{
+	struct cg_place p = { 0 };
+	uint64_t cache, rss, mem = 0;
+	int r;
+
+	if (cg->info.memory_v2) {
+		r = place_u64(cg, place, "memory.current", NULL, &p.charged);
+		if (r == 0)
+			r = place_u64(cg, place, "cgroup.stat", "nr_dying_descendants", &p.dying);
+		if (r == 0 && place_u64(cg, place, "cgroup.stat", "nr_dying_subsys_memory", &mem) == 0 && mem > p.dying)
+			p.dying = mem;
+		p.has_dying = true;
+	} else {
+		r = place_u64(cg, place, "memory.usage_in_bytes", NULL, &p.charged);
+		if (r == 0)
+			r = place_u64(cg, place, "memory.stat", "cache", &cache);
+		if (r == 0)
+			r = place_u64(cg, place, "memory.stat", "rss", &rss);
+		p.local = cache + rss;
+		p.has_local = true;
+	}
+	if (r < 0)
+		return r;
+	*out = p;
+	return 0;
+}
+
+int cg_place_remove(struct cg *cg, const char *place)
+{
+	char path[PATH_MAX];
+	int r = cg_place_remove_run(cg, place);
+
+	if (r < 0 && r != -ENOENT)
+		return r;
+	r = place_path(cg, place, NULL, path);
+	return r < 0 ? r : cg->ops->rmdir(cg->ctx, path);
+}
+
+/* ---- a pool root shared with others */
+
+static bool ours(const char *name)
+{
+	return strncmp(name, "slot-", 5) == 0 || strcmp(name, CG_PROBE_PLACE) == 0 ||
+	       strcmp(name, CG_WB_CLEANUP_NAME) == 0 || strcmp(name, CG_PROBE_NAME) == 0 ||
+	       strcmp(name, CG_SELF_LEAF) == 0;
+}
+
+static int foreign_dir(const char *name, void *ud)
+{
+	struct cg_shared *sh = ud;
+
+	if (ours(name))
+		return 0;
+	if (sh->dirs++ == 0)
+		snprintf(sh->dir, sizeof(sh->dir), "%s", name);
+	return 0;
+}
+
+int cg_root_shared(struct cg *cg, pid_t self, struct cg_shared *out)
+{
+	char path[PATH_MAX];
+	static char buf[65536];
+	struct cg_shared sh = { 0 };
+	int r = cg_hpath(cg, cg->mem, NULL, "cgroup.procs", path);
+
+	if (r == 0)
+		r = cg_read(cg, path, buf, sizeof(buf));
+	if (r < 0)
+		return r;
+	for (char *l = buf; *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : l + strlen(l)) {
+		pid_t pid = (pid_t)strtol(l, NULL, 10);
+		if (pid > 0 && pid != self && sh.procs++ == 0)
+			sh.pid = pid;
+	}
+	r = cg->ops->list_dirs(cg->ctx, cg->hier[cg->mem].dir, foreign_dir, &sh);
+	if (r < 0)
+		return r;
+	*out = sh;
 	return 0;
 }

@@ -224,6 +224,27 @@ static void ready(struct daemon *d)
 		   cg_hierarchy_name(info->hierarchy), info->memory_v2 ? "v2" : "v1");
 }
 
+/* One line at start when the pool root is not the daemon's alone: what
+ * else is there, and what cgpoold needs instead. */
+static void warn_shared_root(struct daemon *d)
+{
+	struct cg_shared sh;
+	char procs[64] = "", dirs[128] = "";
+
+	if (cg_root_shared(d->cg, getpid(), &sh) < 0 || (sh.procs == 0 && sh.dirs == 0))
+		return;
+	if (sh.procs)
+		snprintf(procs, sizeof(procs), "%u process%s (pid %d%s)", sh.procs, sh.procs == 1 ? "" : "es",
+			 (int)sh.pid, sh.procs == 1 ? "" : ", ...");
+	if (sh.dirs)
+		snprintf(dirs, sizeof(dirs), "%s%u cgroup%s (%s%s)", sh.procs ? " and " : "", sh.dirs,
+			 sh.dirs == 1 ? "" : "s", sh.dir, sh.dirs == 1 ? "" : ", ...");
+	log_warn("pool root %s is shared: %s%s in it %s not cgpool's; the LRU probe works in a place of its own, "
+		 "but retirements are verified below the whole root, which these move too: give cgpoold a root of "
+		 "its own ([daemon] root, or a cgroup delegated to it)",
+		 cg_get_info(d->cg)->memory_root, procs, dirs, sh.procs + sh.dirs == 1 ? "is" : "are");
+}
+
 static void start_pressure(struct daemon *d)
 {
 	char path[4096];
@@ -356,6 +377,7 @@ static int start(struct daemon *d)
 	}
 	hooks.jobs = d->jobs;
 	jobs_start(d->jobs);
+	warn_shared_root(d);
 	probe_start(d->probe);
 	start_pressure(d);
 	/* after the pool: its state directory holds the census history */

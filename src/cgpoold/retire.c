@@ -122,20 +122,18 @@ void retire_finish(struct retirement *rt, enum retire_outcome o)
 	rt->res.outcome = o;
 	rt->res.elapsed_ms = rt->rmdir_us ? (now - rt->rmdir_us) / 1000 : 0;
 	rt->res.total_ms = (now - rt->start_us) / 1000;
-	if (!rt->is_probe) {
-		r->stats.outcomes[o]++;
-		if (o == OUTCOME_PINNED)
-			r->stats.pinned_bytes += rt->res.lru_bytes;
-		log_event(LOG_INFO, &(struct log_fields){ .key = rt->res.key, .slot = rt->res.name,
-							 .event = LOG_EV_OUTCOME, .outcome = retire_outcome_name(o),
-							 .lru_bytes = rt->res.lru_bytes, .has_lru_bytes = true },
-			  "retire %s (%s): %s, %llu LRU bytes at removal, %llu written back, %llu drained, verdict "
-			  "after %lld ms%s",
-			  rt->res.name, rt->res.key[0] ? rt->res.key : "-", retire_outcome_name(o),
-			  (unsigned long long)rt->res.lru_bytes, (unsigned long long)rt->res.flushed_bytes,
-			  (unsigned long long)rt->res.drained_bytes,
-			  (long long)rt->res.elapsed_ms, rt->res.attributed ? "" : " (attributed by LRU size)");
-	}
+	r->stats.outcomes[o]++;
+	if (o == OUTCOME_PINNED)
+		r->stats.pinned_bytes += rt->res.lru_bytes;
+	log_event(LOG_INFO, &(struct log_fields){ .key = rt->res.key, .slot = rt->res.name,
+						 .event = LOG_EV_OUTCOME, .outcome = retire_outcome_name(o),
+						 .lru_bytes = rt->res.lru_bytes, .has_lru_bytes = true },
+		  "retire %s (%s): %s, %llu LRU bytes at removal, %llu written back, %llu drained, verdict "
+		  "after %lld ms%s",
+		  rt->res.name, rt->res.key[0] ? rt->res.key : "-", retire_outcome_name(o),
+		  (unsigned long long)rt->res.lru_bytes, (unsigned long long)rt->res.flushed_bytes,
+		  (unsigned long long)rt->res.drained_bytes,
+		  (long long)rt->res.elapsed_ms, rt->res.attributed ? "" : " (attributed by LRU size)");
 	if (rt->done)
 		rt->done(&rt->res, rt->ud);
 	free(rt);
@@ -659,20 +657,6 @@ int retire_start(struct retire *r, const char *name, const char *key, enum retir
 	return 0;
 }
 
-int retire_start_probe(struct retire *r, const char *name, uint64_t verify_timeout_ms, retire_done_fn done,
-		       void *ud)
-{
-	struct retirement *rt = rt_new(r, name, "", done, ud);
-
-	if (!rt)
-		return -ENOMEM;
-	rt->is_probe = true;
-	rt->requested = RETIRE_REPARENT;
-	rt->verify_timeout_ms = verify_timeout_ms;
-	rt_begin(rt, RETIRE_REPARENT);
-	return 0;
-}
-
 int retire_resume(struct retire *r, const char *name, const char *key, enum retire_mode mode, bool removed,
 		  retire_done_fn done, void *ud)
 {
@@ -706,7 +690,7 @@ int retire_resume(struct retire *r, const char *name, const char *key, enum reti
 static struct retirement *rt_named(struct retire *r, const char *name)
 {
 	for (struct retirement *j = r->all; j; j = j->next)
-		if (!j->is_probe && j->phase != PH_CANCELLED && j->phase != PH_VERIFY && strcmp(j->res.name, name) == 0)
+		if (j->phase != PH_CANCELLED && j->phase != PH_VERIFY && strcmp(j->res.name, name) == 0)
 			return j;
 	return NULL;
 }
@@ -775,7 +759,7 @@ void retire_get_stats(const struct retire *r, struct retire_stats *out)
 	*out = r->stats;
 	out->in_flight = 0;
 	for (const struct retirement *j = r->all; j; j = j->next)
-		out->in_flight += !j->is_probe && j->phase != PH_CANCELLED;
+		out->in_flight += j->phase != PH_CANCELLED;
 }
 
 int retire_new(struct ev_loop *loop, struct cg *cg, const struct conf *const *conf, struct retire **out)

@@ -6,11 +6,12 @@
  * draining (mode drain: reclaim in bounded steps until the slot holds no LRU
  * pages or drain_timeout) -> rmdir (EBUSY retried, bounded) -> verifying (the
  * dying-memcg witnesses of cg_dying() polled with backoff until the group is
- * freed or verify_timeout) -> an outcome. The LRU-reparenting probe (retire_probe.c)
- * is verified by the same machinery. With a work pool (retire_set_work) the
- * kernel writes that can block (rmdir, each reclaim step) run on a worker
- * thread; the retirement stays in its phase meanwhile, and the result comes back
- * on the loop to the same state machine. Everything else runs on the loop. */
+ * freed or verify_timeout) -> an outcome. The LRU-reparenting probe
+ * (retire_probe.c) runs its own experiment in a place of its own and hands
+ * its verdict here. With a work pool (retire_set_work) the kernel writes
+ * that can block (rmdir, each reclaim step) run on a worker thread; the
+ * retirement stays in its phase meanwhile, and the result comes back on the
+ * loop to the same state machine. Everything else runs on the loop. */
 #ifndef CGPOOL_RETIRE_H
 #define CGPOOL_RETIRE_H
 
@@ -104,12 +105,9 @@ const char *retire_outcome_name(enum retire_outcome o);
 
 
 
-/* ---- for retire_probe.c: a removal verified like a retirement, outside the rate
- * limit, with its own verify timeout; that a probe runs (no kick: the
- * verdict follows); and the probe's verdict, which starts the auto
- * retirements that waited for it. */
-int retire_start_probe(struct retire *r, const char *name, uint64_t verify_timeout_ms, retire_done_fn done,
-		       void *ud);
+/* ---- for retire_probe.c: that a probe runs (no kick: the verdict
+ * follows); and the probe's verdict, which starts the auto retirements that
+ * waited for it. */
 void retire_set_probing(struct retire *r, bool probing);
 void retire_set_lru_reparenting(struct retire *r, enum lru_reparenting v, const char *why);
 #endif

@@ -60,7 +60,6 @@ struct retirement {
 	struct retire_result res;
 	enum retire_mode requested;
 	enum phase phase;
-	bool is_probe;
 	bool drained_any;
 	bool wb_cleaned;       /* a writeback clean-up ran for it (at most one) */
 	uint64_t verify_timeout_ms;

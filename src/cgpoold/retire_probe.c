@@ -1,21 +1,35 @@
 /* retire_probe.c - does the running kernel reparent LRU pages on cgroup removal?
  *
- * A child process enters a probe cgroup, writes PROBE_BYTES to an unlinked
- * file and writes them back (dirty pages pin a memcg through writeback
- * structures even on reparenting kernels), then exits. The file is made in
+ * The experiment runs in a place of its own below the pool root
+ * (cg_place_make: PROBE_NAME, holding nothing, and its child PROBE_NAME/run),
+ * so what it reads moves with the experiment alone: not with processes in
+ * the pool root, cgroups made and removed beside it, or retirements in
+ * flight. A child process enters run, writes PROBE_BYTES to an unlinked file
+ * and writes them back (dirty pages pin a memcg through writeback structures
+ * even on reparenting kernels), then exits. The file is made in
  * conf.retire.probe_dir (a real disk); where that directory is missing,
  * read-only or not ours to write, it is a memfd instead, whose shmem pages a
  * reparenting kernel moves as it moves page cache. The file stays open here,
- * so its pages stay charged to the probe cgroup. The cgroup is removed and
- * verified like a retirement: freed while holding the pages means the kernel
- * reparented them; still dying after PROBE_VERIFY_MS means it does not.
- * Closing the file then drops the pages, which frees the probe's memcg on
- * either kind of kernel: nothing is left dying.
+ * so its pages stay charged. run is removed, and the place is read every
+ * PROBE_POLL_S until PROBE_VERIFY_MS after the rmdir:
+ *  - v2 (cgroup.stat and memory.current of the place): run freed while the
+ *    pages are still charged to the place means the kernel reparented them
+ *    (yes); run still dying at the deadline, holding them, means it does not
+ *    (no).
+ *  - v1 (the place's own memory.stat cache + rss, and usage_in_bytes, which
+ *    counts what the removed run still holds): the pages charged to the
+ *    place itself means reparented (yes); at the deadline still charged below
+ *    the place and not to it means not (no).
+ * Pages gone meanwhile (reclaimed under pressure) prove nothing: that round
+ * is run again once, then the verdict is unknown, with what was read.
+ * Closing the file then drops the pages, which frees run on either kind of
+ * kernel; the empty place stays for the next probe.
  *
  * A file's group can stay dying past the deadline on a reparenting kernel
  * too, while its inode is moved off the group's writeback structures (slow
- * on a loaded machine): a file round that ends pinned is checked by a second
- * round with a memfd, which has no writeback, and that round decides. */
+ * on a loaded machine): on v2, where the group's fate is what is read, a
+ * file round that ends "no" is checked by a round with a memfd, which has
+ * no writeback, and that round decides. */
 #include "config.h"
 
 #include "retire_probe.h"
@@ -33,11 +47,14 @@
 
 #include "log.h"
 #include "retire.h"
+#include "util.h"
 
-#define PROBE_NAME "cgpool-lru-probe"
+#define PROBE_NAME CG_PROBE_PLACE
 #define PROBE_BYTES (4U << 20)
 #define PROBE_MIN_CHARGED (1U << 20)
 #define PROBE_VERIFY_MS 5000
+#define PROBE_POLL_S 0.1
+#define PROBE_ROUNDS_MAX 3 /* a round that proved nothing is run again, once per medium */
 
 struct probe {
 	struct ev_loop *loop;
@@ -47,12 +64,18 @@ struct probe {
 	bool running;
 	int fd; /* the unlinked file (or memfd) holding the pages */
 	char medium[PROBE_MEDIUM_MAX]; /* "file:<dir>" or "memfd"; "" before the first probe */
-	char first[512]; /* a file round that ended pinned, for the evidence of the memfd round */
+	char first[512]; /* a file round that ended "no", for the evidence of the memfd round */
+	unsigned rounds;       /* rounds of this probe so far */
+	uint64_t bytes;        /* charged to run when it was removed */
+	struct cg_place base;  /* the place read right before the rmdir */
+	int64_t rmdir_us;
 	ev_child child;
+	ev_timer timer;
 };
 
 static void probe_end(struct probe *p, enum lru_reparenting v, const char *why)
 {
+	ev_timer_stop(p->loop, &p->timer);
 	if (p->fd >= 0)
 		close(p->fd);
 	p->fd = -1;
@@ -73,39 +96,112 @@ static const char *pages_name(const struct probe *p)
 	return buf;
 }
 
+/* what the place read, for the evidence */
+static const char *place_text(const struct cg_place *pl)
+{
+	static char buf[200];
+
+	if (pl->has_dying)
+		snprintf(buf, sizeof(buf), "%s: %llu dying below it, %llu bytes charged", PROBE_NAME,
+			 (unsigned long long)pl->dying, (unsigned long long)pl->charged);
+	else
+		snprintf(buf, sizeof(buf), "%s: %llu bytes charged to it, %llu with what is below it", PROBE_NAME,
+			 (unsigned long long)pl->local, (unsigned long long)pl->charged);
+	return buf;
+}
+
+static int round_start(struct probe *p);
 static int memfd_round(struct probe *p, const char *first);
 
-static void probe_done(const struct retire_result *res, void *ud)
+enum reading { READ_WAIT, READ_YES, READ_NO, READ_NOTHING };
+
+/* What one reading of the place says, at now (after the rmdir). */
+static enum reading judge(const struct probe *p, const struct cg_place *pl, bool deadline)
 {
-	struct probe *p = ud;
+	uint64_t half = p->bytes / 2;
+
+	if (pl->has_dying) { /* v2 */
+		bool freed = pl->dying <= p->base.dying;
+		if (freed)
+			return pl->charged >= half ? READ_YES : READ_NOTHING;
+		if (!deadline)
+			return READ_WAIT;
+		return pl->charged >= half ? READ_NO : READ_NOTHING;
+	}
+	/* v1: the pages on the place's own counters: moved there */
+	if (pl->local >= p->base.local + half)
+		return pl->charged >= half ? READ_YES : READ_NOTHING;
+	if (!deadline)
+		return READ_WAIT;
+	return pl->charged >= half ? READ_NO : READ_NOTHING;
+}
+
+static void verdict(struct probe *p, enum reading rd, const struct cg_place *pl)
+{
+	long long ms = (now_mono_us() - p->rmdir_us) / 1000;
 	char why[1200];
 
-	switch (res->outcome) {
-	case OUTCOME_REPARENTED:
-		snprintf(why, sizeof(why), "%s%sa cgroup holding %llu bytes of %s was freed %lld ms after rmdir", p->first,
-			 p->first[0] ? "; " : "", (unsigned long long)res->lru_bytes, pages_name(p),
-			 (long long)res->elapsed_ms);
+	switch (rd) {
+	case READ_YES:
+		if (pl->has_dying)
+			snprintf(why, sizeof(why), "%s%sa cgroup holding %llu bytes of %s was freed %lld ms after rmdir, "
+				 "its pages still charged to its parent (%s)", p->first, p->first[0] ? "; " : "",
+				 (unsigned long long)p->bytes, pages_name(p), ms, place_text(pl));
+		else
+			snprintf(why, sizeof(why), "%s%sthe %llu bytes of %s of a removed cgroup were charged to its parent "
+				 "%lld ms after rmdir (%s)", p->first, p->first[0] ? "; " : "",
+				 (unsigned long long)p->bytes, pages_name(p), ms, place_text(pl));
 		probe_end(p, LRU_YES, why);
 		return;
-	case OUTCOME_PINNED:
-		snprintf(why, sizeof(why), "%s%sa cgroup holding %llu bytes of %s was still dying %lld ms after rmdir",
-			 p->first, p->first[0] ? "; " : "", (unsigned long long)res->lru_bytes, pages_name(p),
-			 (long long)res->elapsed_ms);
-		if (!p->first[0] && strcmp(p->medium, "memfd") != 0 && memfd_round(p, why) == 0)
+	case READ_NO:
+		snprintf(why, sizeof(why), "%s%sa cgroup holding %llu bytes of %s was still dying %lld ms after rmdir, %s (%s)",
+			 p->first, p->first[0] ? "; " : "", (unsigned long long)p->bytes, pages_name(p), ms,
+			 pl->has_dying ? "holding its pages" : "its pages charged to it, not to its parent", place_text(pl));
+		/* v2 reads the group's fate, which writeback can hold; v1 reads
+		 * where the pages are, which it cannot */
+		if (pl->has_dying && !p->first[0] && strcmp(p->medium, "memfd") != 0 && memfd_round(p, why) == 0)
 			return;
 		probe_end(p, LRU_NO, why);
 		return;
 	default:
-		snprintf(why, sizeof(why), "probe cgroup %s: %s (%s)", res->outcome == OUTCOME_FAILED ? "not removed" : "held no page cache",
-			 retire_outcome_name(res->outcome), res->error ? strerror(-res->error) : "no error");
+		snprintf(why, sizeof(why), "the %llu bytes of %s of the removed probe cgroup were reclaimed before its fate "
+			 "showed, %u time%s (%s)", (unsigned long long)p->bytes, pages_name(p), p->rounds,
+			 p->rounds == 1 ? "" : "s", place_text(pl));
+		if (p->rounds < PROBE_ROUNDS_MAX) {
+			log_info("probe: %s; once more", why);
+			if (round_start(p) == 0)
+				return;
+		}
 		probe_end(p, LRU_UNKNOWN, why);
 	}
+}
+
+static void poll_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct probe *p = w->data;
+	struct cg_place pl;
+	bool deadline = now_mono_us() - p->rmdir_us >= (int64_t)PROBE_VERIFY_MS * 1000;
+	enum reading rd;
+	char why[300];
+	int r = cg_place_read(p->cg, PROBE_NAME, &pl);
+
+	if (r < 0) {
+		snprintf(why, sizeof(why), "cannot read the probe's place %s: %s", PROBE_NAME, strerror(-r));
+		probe_end(p, LRU_UNKNOWN, why);
+		return;
+	}
+	rd = judge(p, &pl, deadline);
+	if (rd == READ_WAIT) {
+		ev_timer_set(w, PROBE_POLL_S, 0.);
+		ev_timer_start(loop, w);
+		return;
+	}
+	verdict(p, rd, &pl);
 }
 
 static void child_cb(struct ev_loop *loop, ev_child *w, int revents)
 {
 	struct probe *p = w->data;
-	struct cg_memory m = { 0 };
 	char why[512];
 	int r;
 
@@ -114,18 +210,25 @@ static void child_cb(struct ev_loop *loop, ev_child *w, int revents)
 		snprintf(why, sizeof(why), "probe writer failed (status %d)", w->rstatus);
 		goto fail;
 	}
-	cg_slot_memory(p->cg, PROBE_NAME, &m);
-	if (m.file < PROBE_MIN_CHARGED) {
-		snprintf(why, sizeof(why), "page cache written in the probe cgroup was not charged to it (%llu bytes)",
-			 (unsigned long long)m.file);
+	r = cg_place_run_lru(p->cg, PROBE_NAME, &p->bytes);
+	if (r < 0 || p->bytes < PROBE_MIN_CHARGED) {
+		snprintf(why, sizeof(why), "page cache written in the probe cgroup was not charged to it (%llu bytes%s%s)",
+			 r < 0 ? 0ULL : (unsigned long long)p->bytes, r < 0 ? ": " : "", r < 0 ? strerror(-r) : "");
 		goto fail;
 	}
-	r = retire_start_probe(p->r, PROBE_NAME, PROBE_VERIFY_MS, probe_done, p);
+	r = cg_place_read(p->cg, PROBE_NAME, &p->base);
 	if (r == 0)
-		return;
-	snprintf(why, sizeof(why), "cannot remove the probe cgroup: %s", strerror(-r));
+		r = cg_place_remove_run(p->cg, PROBE_NAME);
+	if (r < 0) {
+		snprintf(why, sizeof(why), "probe cgroup %s/%s not removed: %s", PROBE_NAME, CG_PLACE_RUN, strerror(-r));
+		goto fail;
+	}
+	p->rmdir_us = now_mono_us();
+	ev_timer_set(&p->timer, PROBE_POLL_S, 0.);
+	ev_timer_start(loop, &p->timer);
+	return;
 fail:
-	cg_slot_remove(p->cg, PROBE_NAME);
+	cg_place_remove_run(p->cg, PROBE_NAME);
 	probe_end(p, LRU_UNKNOWN, why);
 }
 
@@ -204,7 +307,7 @@ static int spawn_writer(struct probe *p)
 	p->child.data = p;
 	ev_child_start(p->loop, &p->child);
 	close(pipefd[0]);
-	r = cg_slot_attach(p->cg, PROBE_NAME, pid);
+	r = cg_place_attach(p->cg, PROBE_NAME, pid);
 	if (r < 0)
 		kill(pid, SIGKILL); /* child_cb reports the failure */
 	else if (write(pipefd[1], "g", 1) != 1)
@@ -213,27 +316,42 @@ static int spawn_writer(struct probe *p)
 	return 0;
 }
 
-/* The second round, after a file round that ended pinned. */
-static int memfd_round(struct probe *p, const char *first)
+/* One round: a fresh run in the place, a fresh file of the medium, the writer. */
+static int round_start(struct probe *p)
 {
-	int r = cg_slot_create(p->cg, PROBE_NAME);
+	int r = cg_place_make(p->cg, PROBE_NAME);
 
-	if (r < 0)
-		return r;
-	close(p->fd);
-	p->fd = memfd_create(PROBE_NAME, MFD_CLOEXEC);
-	if (p->fd < 0) {
-		r = -errno;
-		cg_slot_remove(p->cg, PROBE_NAME);
+	if (r < 0) {
+		log_warn("probe: cannot set up its place %s/%s below the pool root: %s", PROBE_NAME, CG_PLACE_RUN,
+			 strerror(-r));
 		return r;
 	}
+	if (p->fd >= 0)
+		close(p->fd);
+	p->fd = -1;
+	if (strcmp(p->medium, "memfd") == 0) {
+		p->fd = memfd_create(PROBE_NAME, MFD_CLOEXEC);
+		r = p->fd < 0 ? -errno : 0;
+	} else {
+		r = open_medium(p);
+	}
+	if (r == 0)
+		r = spawn_writer(p);
+	if (r < 0) {
+		cg_place_remove_run(p->cg, PROBE_NAME);
+		return r;
+	}
+	p->rounds++;
+	return 0;
+}
+
+/* The round after a file round that ended "no". */
+static int memfd_round(struct probe *p, const char *first)
+{
 	snprintf(p->first, sizeof(p->first), "%.500s", first);
 	snprintf(p->medium, sizeof(p->medium), "memfd");
 	log_info("probe: %s; checking with shmem pages (memfd), which have no writeback", first);
-	r = spawn_writer(p);
-	if (r < 0)
-		cg_slot_remove(p->cg, PROBE_NAME);
-	return r;
+	return round_start(p);
 }
 
 int probe_start(struct probe *p)
@@ -242,32 +360,20 @@ int probe_start(struct probe *p)
 
 	if (p->running)
 		return -EALREADY;
-	r = cg_slot_create(p->cg, PROBE_NAME);
-	if (r == -EEXIST) /* left by a daemon that died mid-probe */
-		r = cg_slot_remove(p->cg, PROBE_NAME) ?: cg_slot_create(p->cg, PROBE_NAME);
-	if (r < 0)
-		goto fail;
 	p->first[0] = '\0';
-	r = open_medium(p);
-	if (r < 0) {
-		cg_slot_remove(p->cg, PROBE_NAME);
-		retire_set_lru_reparenting(p->r, LRU_UNKNOWN, "no file for the probe's pages: neither probe_dir nor a memfd");
-		return r;
-	}
+	p->medium[0] = '\0';
+	p->rounds = 0;
 	p->running = true;
 	retire_set_probing(p->r, true);
-	r = spawn_writer(p);
+	r = round_start(p);
 	if (r < 0) {
-		cg_slot_remove(p->cg, PROBE_NAME);
-		probe_end(p, LRU_UNKNOWN, "cannot start the probe writer");
+		probe_end(p, LRU_UNKNOWN, r == -ENOENT || r == -EACCES || r == -EPERM || r == -EROFS
+						  ? "the probe's place below the pool root could not be set up"
+						  : "cannot start the probe writer");
 		return r;
 	}
-	log_info("probe: started (%u bytes in %s)", PROBE_BYTES, p->medium);
+	log_info("probe: started (%u bytes in %s, in %s/%s)", PROBE_BYTES, p->medium, PROBE_NAME, CG_PLACE_RUN);
 	return 0;
-fail:
-	log_warn("probe: cannot set up the probe cgroup: %s", strerror(-r));
-	retire_set_lru_reparenting(p->r, LRU_UNKNOWN, "the probe cgroup could not be set up");
-	return r;
 }
 
 bool probe_running(const struct probe *p)
@@ -292,6 +398,8 @@ int probe_new(struct ev_loop *loop, struct cg *cg, struct retire *r, const struc
 	p->r = r;
 	p->conf = conf;
 	p->fd = -1;
+	ev_timer_init(&p->timer, poll_cb, PROBE_POLL_S, 0.);
+	p->timer.data = p;
 	*out = p;
 	return 0;
 }
@@ -302,6 +410,7 @@ void probe_free(struct probe *p)
 		return;
 	if (p->running)
 		ev_child_stop(p->loop, &p->child);
+	ev_timer_stop(p->loop, &p->timer);
 	if (p->fd >= 0)
 		close(p->fd);
 	free(p);

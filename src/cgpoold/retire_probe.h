@@ -15,10 +15,9 @@
 struct probe;
 struct retire;
 
-/* The probe is a client of the retirement engine r: it removes its cgroup
- * through r and tells r its verdict. conf (its retire.probe_dir) and r must
- * outlive p; free p right before r (a probe retirement in flight calls back
- * into p until retire_free abandons it). */
+/* The probe tells the retirement engine r its verdict; its cgroups are in a
+ * place of its own below the pool root (retire_probe.c). conf (its
+ * retire.probe_dir) and r must outlive p. */
 int probe_new(struct ev_loop *loop, struct cg *cg, struct retire *r, const struct conf *const *conf,
 	      struct probe **out);
 void probe_free(struct probe *p);

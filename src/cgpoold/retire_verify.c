@@ -37,8 +37,11 @@ static struct retirement *likeliest_freed(struct retire *r)
 	for (struct retirement *j = r->all; j; j = j->next) {
 		if (j->phase != PH_VERIFY || !j->counted)
 			continue;
-		if (j->has_local && j->res.lru_bytes)
+		if (j->res.lru_bytes && j->has_local)
 			continue; /* v1: judged by its parent's counters, not the noisy machine-wide count */
+		if (j->res.lru_bytes && r->lru == LRU_NO)
+			continue; /* the probe found the kernel keeping such a group while its pages live: a
+				   * count that falls (somebody else's group freed) does not make it freed */
 		if (!best || j->res.lru_bytes < best->res.lru_bytes ||
 		    (j->res.lru_bytes == best->res.lru_bytes && j->rmdir_us < best->rmdir_us))
 			best = j;
@@ -47,11 +50,15 @@ static struct retirement *likeliest_freed(struct retire *r)
 }
 
 /* v1: a group whose pages showed up in the root's local counters was freed
- * by reparenting, whatever the machine-wide count says */
+ * by reparenting, whatever the machine-wide count says; but only on a kernel
+ * the probe found reparenting (its own place says so, where nothing else
+ * runs): anything running in the pool root moves those counters too */
 static struct retirement *reparented_v1(struct retire *r)
 {
 	uint64_t now;
 
+	if (r->lru != LRU_YES)
+		return NULL;
 	for (struct retirement *j = r->all; j; j = j->next) {
 		if (j->phase != PH_VERIFY || !j->counted || !j->has_local || !j->res.lru_bytes)
 			continue;
@@ -189,8 +196,7 @@ static void verify_with(struct retire *r, int e, struct cg_dying d, bool clean)
 	 * fewer from it) */
 	while (clean && (j = first_expired(r, now)) != NULL) {
 		j->res.attributed = true; /* every one of ours left is still dying */
-		if (!j->is_probe)
-			r->base++; /* it stays in the count (the probe's memcg goes once its file is closed) */
+		r->base++; /* it stays in the count */
 		retire_finish(j, OUTCOME_PINNED);
 		n--;
 	}

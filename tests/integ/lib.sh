@@ -177,6 +177,9 @@ wait_for() {
 
 # json FIELD: a top-level scalar field of the JSON object on stdin
 json() { sed -n "s/.*\"$1\": *\"\{0,1\}\([^\",}]*\)\"\{0,1\}[,}].*/\1/p" | head -n 1; }
+# jstr FIELD: a top-level string field (without quotes in it) of the JSON
+# object on stdin, whole (json stops at the first comma)
+jstr() { sed -n "s/.*\"$1\": *\"\([^\"]*\)\".*/\1/p" | head -n 1; }
 
 # The daemon's lru_reparenting verdict, once its probe has run (unknown
 # after 30 s means it could not tell).

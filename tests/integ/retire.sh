@@ -156,5 +156,6 @@ counted=drained
 [ $keeps = yes ] && counted='(drained|pinned)'
 check "metrics count the drained retirements" grep -Eq "^cgpool_retirements_total\{outcome=\"$counted\"\} [1-9]" "$T_DIR/metrics"
 check "metrics show the dying memcgs" grep -q '^cgpool_dying_memcgs [0-9]' "$T_DIR/metrics"
+check "a pool root of the daemon's own is not called shared" sh -c "! grep -q 'is shared:' '$T_DIR/daemon.log'"
 rm -f "$T_DIR"/f*
 finish
