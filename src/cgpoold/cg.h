@@ -267,10 +267,11 @@ int cg_writeback_cleanup(struct cg *cg);
  * what a removed child held when the kernel reparents. -EOPNOTSUPP on v2. */
 int cg_root_local_lru(struct cg *cg, uint64_t *bytes);
 /* A place of the daemon's own below the pool root, in the memory hierarchy
- * only: the directory place, which holds no process and no other child, and
- * its one child place/CG_PLACE_RUN, where an experiment charges pages and
- * which it then removes. What the place reads moves with that experiment
- * alone, whatever else runs in or below the pool root. */
+ * only: the directory place (a name, or a path of names), which holds no
+ * process and no other child, and its one child place/CG_PLACE_RUN, where an
+ * experiment charges pages and which it then removes. What the place reads
+ * moves with that experiment alone, whatever else runs in or below the pool
+ * root. */
 #define CG_PLACE_RUN "run"
 #define CG_PROBE_PLACE "cgpool-lru-probe" /* the LRU probe's (retire_probe.c); cg_dying leaves it out on v2 */
 struct cg_place {
@@ -279,9 +280,10 @@ struct cg_place {
 	uint64_t local;   /* v1: page cache and anon bytes charged to the place itself (memory.stat cache + rss) */
 	bool has_dying, has_local;
 };
-/* Make place (kept when it exists: v2 enables memory for its child, v1
- * turns use_hierarchy on) and a fresh place/run: one left by a daemon that
- * died is removed first (-EBUSY while it holds processes). */
+/* Make place fresh (one left by a daemon that died is removed first:
+ * -EBUSY while its run holds processes), the levels above it where missing,
+ * and place/run; v2 gives memory to each level's children, v1 turns
+ * use_hierarchy on. */
 int cg_place_make(struct cg *cg, const char *place);
 /* Move pid into place/run (memory hierarchy). */
 int cg_place_attach(struct cg *cg, const char *place, pid_t pid);
@@ -290,8 +292,12 @@ int cg_place_run_lru(struct cg *cg, const char *place, uint64_t *bytes);
 /* rmdir place/run. */
 int cg_place_remove_run(struct cg *cg, const char *place);
 int cg_place_read(struct cg *cg, const char *place, struct cg_place *out);
-/* rmdir place (its run first, when it is there). */
+/* rmdir place (its run first, when it is there): a removed run still dying
+ * keeps place dying with it, below the levels above. */
 int cg_place_remove(struct cg *cg, const char *place);
+/* Remove the places below place (each with its run): what a daemon that
+ * died left. -ENOENT when place is not there. */
+int cg_place_clear(struct cg *cg, const char *place);
 /* What in the pool root (memory hierarchy) is not cgpool's: processes other
  * than self, and child cgroups that are not slots or the daemon's own
  * places; the first of each, for a message. */

@@ -213,11 +213,51 @@ int cg_root_local_lru(struct cg *cg, uint64_t *bytes)
 
 /* ---- places of our own: the witness of one experiment */
 
+/* place: one name or a path of names below the pool root ("a/b") */
+static int place_valid(const char *place)
+{
+	char name[NAME_MAX + 1];
+	const char *p = place, *slash;
+	int r = 0;
+
+	if (!place || !*place)
+		return -EINVAL;
+	for (; r == 0 && *p; p = *slash ? slash + 1 : slash) {
+		slash = strchr(p, '/');
+		if (!slash)
+			slash = p + strlen(p);
+		if ((size_t)(slash - p) > NAME_MAX)
+			return -EINVAL;
+		snprintf(name, sizeof(name), "%.*s", (int)(slash - p), p);
+		r = cg_name_valid(name);
+	}
+	return r;
+}
+
 static int place_path(struct cg *cg, const char *place, const char *file, char *path)
 {
-	int r = cg_name_valid(place);
+	int r = place_valid(place);
 
 	return r < 0 ? r : cg_hpath(cg, cg->mem, place, file, path);
+}
+
+/* mkdir path (kept when it exists), and let its children have memory */
+static int place_level(struct cg *cg, const char *place)
+{
+	char path[PATH_MAX];
+	int r = place_path(cg, place, NULL, path);
+
+	if (r == 0 && (r = cg->ops->mkdir(cg->ctx, path)) == -EEXIST)
+		r = 0;
+	if (r < 0)
+		return r;
+	if (cg->info.memory_v2) {
+		r = place_path(cg, place, "cgroup.subtree_control", path);
+		return r < 0 ? r : cg->ops->write(cg->ctx, path, "+memory");
+	}
+	if (place_path(cg, place, "memory.use_hierarchy", path) == 0)
+		cg->ops->write(cg->ctx, path, "1"); /* 1 already, or not a file on kernels where it always is */
+	return 0;
 }
 
 static int place_u64(struct cg *cg, const char *place, const char *file, const char *key, uint64_t *out)
@@ -238,26 +278,22 @@ static int place_u64(struct cg *cg, const char *place, const char *file, const c
 
 int cg_place_make(struct cg *cg, const char *place)
 {
-	char path[PATH_MAX];
-	int r = place_path(cg, place, NULL, path);
+	char path[PATH_MAX], up[PATH_MAX];
+	int r = place_valid(place);
 
-	if (r == 0 && (r = cg->ops->mkdir(cg->ctx, path)) == -EEXIST)
-		r = 0;
-	if (r < 0)
-		return r;
-	if (cg->info.memory_v2) {
-		r = place_path(cg, place, "cgroup.subtree_control", path);
-		if (r == 0)
-			r = cg->ops->write(cg->ctx, path, "+memory");
-	} else if (place_path(cg, place, "memory.use_hierarchy", path) == 0) {
-		cg->ops->write(cg->ctx, path, "1"); /* 1 already, or not a file on kernels where it always is */
+	/* the levels above place, kept */
+	for (const char *s = strchr(place, '/'); r == 0 && s; s = strchr(s + 1, '/')) {
+		snprintf(up, sizeof(up), "%.*s", (int)(s - place), place);
+		r = place_level(cg, up);
 	}
-	if (r < 0)
-		return r;
-	r = cg_place_remove_run(cg, place);
+	/* place itself, fresh: one left by a daemon that died goes first */
+	if (r == 0)
+		r = cg_place_remove(cg, place);
 	if (r < 0 && r != -ENOENT)
 		return r;
-	r = place_path(cg, place, CG_PLACE_RUN, path);
+	r = place_level(cg, place);
+	if (r == 0)
+		r = place_path(cg, place, CG_PLACE_RUN, path);
 	return r < 0 ? r : cg->ops->mkdir(cg->ctx, path);
 }
 
@@ -371,4 +407,28 @@ int cg_root_shared(struct cg *cg, pid_t self, struct cg_shared *out)
 		return r;
 	*out = sh;
 	return 0;
+}
+
+struct clear_ctx {
+	struct cg *cg;
+	const char *place;
+};
+
+static int clear_one(const char *name, void *ud)
+{
+	struct clear_ctx *c = ud;
+	char sub[PATH_MAX];
+
+	if ((size_t)snprintf(sub, sizeof(sub), "%s/%s", c->place, name) < sizeof(sub))
+		cg_place_remove(c->cg, sub);
+	return 0;
+}
+
+int cg_place_clear(struct cg *cg, const char *place)
+{
+	char path[PATH_MAX];
+	struct clear_ctx c = { cg, place };
+	int r = place_path(cg, place, NULL, path);
+
+	return r < 0 ? r : cg->ops->list_dirs(cg->ctx, path, clear_one, &c);
 }

@@ -1,10 +1,10 @@
 /* retire_probe.c - does the running kernel reparent LRU pages on cgroup removal?
  *
- * The experiment runs in a place of its own below the pool root
- * (cg_place_make: PROBE_NAME, holding nothing, and its child PROBE_NAME/run),
- * so what it reads moves with the experiment alone: not with processes in
- * the pool root, cgroups made and removed beside it, or retirements in
- * flight. A child process enters run, writes PROBE_BYTES to an unlinked file
+ * The experiment runs in a place of its own below the pool root, a fresh
+ * one each round (cg_place_make: PROBE_NAME/r<n>, holding nothing, and its
+ * child PROBE_NAME/r<n>/run), so what it reads moves with that round alone:
+ * not with processes in the pool root, cgroups made and removed beside it,
+ * retirements in flight, or an earlier round's group still dying. A child process enters run, writes PROBE_BYTES to an unlinked file
  * and writes them back (dirty pages pin a memcg through writeback structures
  * even on reparenting kernels), then exits. The file is made in
  * conf.retire.probe_dir (a real disk); where that directory is missing,
@@ -23,7 +23,7 @@
  * Pages gone meanwhile (reclaimed under pressure) prove nothing: that round
  * is run again once, then the verdict is unknown, with what was read.
  * Closing the file then drops the pages, which frees run on either kind of
- * kernel; the empty place stays for the next probe.
+ * kernel; the round's place is removed, PROBE_NAME stays for the next.
  *
  * A file's group can stay dying past the deadline on a reparenting kernel
  * too, while its inode is moved off the group's writeback structures (slow
@@ -66,6 +66,8 @@ struct probe {
 	char medium[PROBE_MEDIUM_MAX]; /* "file:<dir>" or "memfd"; "" before the first probe */
 	char first[512]; /* a file round that ended "no", for the evidence of the memfd round */
 	unsigned rounds;       /* rounds of this probe so far */
+	unsigned seq;          /* rounds since the daemon started: each in a fresh place */
+	char place[64];        /* this round's: PROBE_NAME/r<seq>; "" between rounds */
 	uint64_t bytes;        /* charged to run when it was removed */
 	struct cg_place base;  /* the place read right before the rmdir */
 	int64_t rmdir_us;
@@ -73,12 +75,22 @@ struct probe {
 	ev_timer timer;
 };
 
+/* The round's place goes (a run still dying keeps it dying with it, below
+ * PROBE_NAME, where the retirements' witness does not count it). */
+static void round_end(struct probe *p)
+{
+	if (p->place[0])
+		cg_place_remove(p->cg, p->place);
+	p->place[0] = '\0';
+}
+
 static void probe_end(struct probe *p, enum lru_reparenting v, const char *why)
 {
 	ev_timer_stop(p->loop, &p->timer);
 	if (p->fd >= 0)
 		close(p->fd);
 	p->fd = -1;
+	round_end(p);
 	p->running = false;
 	retire_set_probing(p->r, false);
 	log_notice("probe: lru_reparenting %s: %s", lru_reparenting_name(v), why);
@@ -97,15 +109,15 @@ static const char *pages_name(const struct probe *p)
 }
 
 /* what the place read, for the evidence */
-static const char *place_text(const struct cg_place *pl)
+static const char *place_text(const struct probe *p, const struct cg_place *pl)
 {
 	static char buf[200];
 
 	if (pl->has_dying)
-		snprintf(buf, sizeof(buf), "%s: %llu dying below it, %llu bytes charged", PROBE_NAME,
+		snprintf(buf, sizeof(buf), "%s: %llu dying below it, %llu bytes charged", p->place,
 			 (unsigned long long)pl->dying, (unsigned long long)pl->charged);
 	else
-		snprintf(buf, sizeof(buf), "%s: %llu bytes charged to it, %llu with what is below it", PROBE_NAME,
+		snprintf(buf, sizeof(buf), "%s: %llu bytes charged to it, %llu with what is below it", p->place,
 			 (unsigned long long)pl->local, (unsigned long long)pl->charged);
 	return buf;
 }
@@ -146,17 +158,17 @@ static void verdict(struct probe *p, enum reading rd, const struct cg_place *pl)
 		if (pl->has_dying)
 			snprintf(why, sizeof(why), "%s%sa cgroup holding %llu bytes of %s was freed %lld ms after rmdir, "
 				 "its pages still charged to its parent (%s)", p->first, p->first[0] ? "; " : "",
-				 (unsigned long long)p->bytes, pages_name(p), ms, place_text(pl));
+				 (unsigned long long)p->bytes, pages_name(p), ms, place_text(p, pl));
 		else
 			snprintf(why, sizeof(why), "%s%sthe %llu bytes of %s of a removed cgroup were charged to its parent "
 				 "%lld ms after rmdir (%s)", p->first, p->first[0] ? "; " : "",
-				 (unsigned long long)p->bytes, pages_name(p), ms, place_text(pl));
+				 (unsigned long long)p->bytes, pages_name(p), ms, place_text(p, pl));
 		probe_end(p, LRU_YES, why);
 		return;
 	case READ_NO:
 		snprintf(why, sizeof(why), "%s%sa cgroup holding %llu bytes of %s was still dying %lld ms after rmdir, %s (%s)",
 			 p->first, p->first[0] ? "; " : "", (unsigned long long)p->bytes, pages_name(p), ms,
-			 pl->has_dying ? "holding its pages" : "its pages charged to it, not to its parent", place_text(pl));
+			 pl->has_dying ? "holding its pages" : "its pages charged to it, not to its parent", place_text(p, pl));
 		/* v2 reads the group's fate, which writeback can hold; v1 reads
 		 * where the pages are, which it cannot */
 		if (pl->has_dying && !p->first[0] && strcmp(p->medium, "memfd") != 0 && memfd_round(p, why) == 0)
@@ -166,7 +178,7 @@ static void verdict(struct probe *p, enum reading rd, const struct cg_place *pl)
 	default:
 		snprintf(why, sizeof(why), "the %llu bytes of %s of the removed probe cgroup were reclaimed before its fate "
 			 "showed, %u time%s (%s)", (unsigned long long)p->bytes, pages_name(p), p->rounds,
-			 p->rounds == 1 ? "" : "s", place_text(pl));
+			 p->rounds == 1 ? "" : "s", place_text(p, pl));
 		if (p->rounds < PROBE_ROUNDS_MAX) {
 			log_info("probe: %s; once more", why);
 			if (round_start(p) == 0)
@@ -183,10 +195,10 @@ static void poll_cb(struct ev_loop *loop, ev_timer *w, int revents)
 	bool deadline = now_mono_us() - p->rmdir_us >= (int64_t)PROBE_VERIFY_MS * 1000;
 	enum reading rd;
 	char why[300];
-	int r = cg_place_read(p->cg, PROBE_NAME, &pl);
+	int r = cg_place_read(p->cg, p->place, &pl);
 
 	if (r < 0) {
-		snprintf(why, sizeof(why), "cannot read the probe's place %s: %s", PROBE_NAME, strerror(-r));
+		snprintf(why, sizeof(why), "cannot read the probe's place %s: %s", p->place, strerror(-r));
 		probe_end(p, LRU_UNKNOWN, why);
 		return;
 	}
@@ -210,17 +222,17 @@ static void child_cb(struct ev_loop *loop, ev_child *w, int revents)
 		snprintf(why, sizeof(why), "probe writer failed (status %d)", w->rstatus);
 		goto fail;
 	}
-	r = cg_place_run_lru(p->cg, PROBE_NAME, &p->bytes);
+	r = cg_place_run_lru(p->cg, p->place, &p->bytes);
 	if (r < 0 || p->bytes < PROBE_MIN_CHARGED) {
 		snprintf(why, sizeof(why), "page cache written in the probe cgroup was not charged to it (%llu bytes%s%s)",
 			 r < 0 ? 0ULL : (unsigned long long)p->bytes, r < 0 ? ": " : "", r < 0 ? strerror(-r) : "");
 		goto fail;
 	}
-	r = cg_place_read(p->cg, PROBE_NAME, &p->base);
+	r = cg_place_read(p->cg, p->place, &p->base);
 	if (r == 0)
-		r = cg_place_remove_run(p->cg, PROBE_NAME);
+		r = cg_place_remove_run(p->cg, p->place);
 	if (r < 0) {
-		snprintf(why, sizeof(why), "probe cgroup %s/%s not removed: %s", PROBE_NAME, CG_PLACE_RUN, strerror(-r));
+		snprintf(why, sizeof(why), "probe cgroup %s/%s not removed: %s", p->place, CG_PLACE_RUN, strerror(-r));
 		goto fail;
 	}
 	p->rmdir_us = now_mono_us();
@@ -228,7 +240,6 @@ static void child_cb(struct ev_loop *loop, ev_child *w, int revents)
 	ev_timer_start(loop, &p->timer);
 	return;
 fail:
-	cg_place_remove_run(p->cg, PROBE_NAME);
 	probe_end(p, LRU_UNKNOWN, why);
 }
 
@@ -307,7 +318,7 @@ static int spawn_writer(struct probe *p)
 	p->child.data = p;
 	ev_child_start(p->loop, &p->child);
 	close(pipefd[0]);
-	r = cg_place_attach(p->cg, PROBE_NAME, pid);
+	r = cg_place_attach(p->cg, p->place, pid);
 	if (r < 0)
 		kill(pid, SIGKILL); /* child_cb reports the failure */
 	else if (write(pipefd[1], "g", 1) != 1)
@@ -319,11 +330,15 @@ static int spawn_writer(struct probe *p)
 /* One round: a fresh run in the place, a fresh file of the medium, the writer. */
 static int round_start(struct probe *p)
 {
-	int r = cg_place_make(p->cg, PROBE_NAME);
+	int r;
 
+	round_end(p);
+	snprintf(p->place, sizeof(p->place), "%s/r%u", PROBE_NAME, ++p->seq);
+	r = cg_place_make(p->cg, p->place);
 	if (r < 0) {
-		log_warn("probe: cannot set up its place %s/%s below the pool root: %s", PROBE_NAME, CG_PLACE_RUN,
+		log_warn("probe: cannot set up its place %s/%s below the pool root: %s", p->place, CG_PLACE_RUN,
 			 strerror(-r));
+		round_end(p);
 		return r;
 	}
 	if (p->fd >= 0)
@@ -338,7 +353,7 @@ static int round_start(struct probe *p)
 	if (r == 0)
 		r = spawn_writer(p);
 	if (r < 0) {
-		cg_place_remove_run(p->cg, PROBE_NAME);
+		round_end(p);
 		return r;
 	}
 	p->rounds++;
@@ -360,6 +375,8 @@ int probe_start(struct probe *p)
 
 	if (p->running)
 		return -EALREADY;
+	if (p->seq == 0) /* the rounds a daemon that died left */
+		cg_place_clear(p->cg, PROBE_NAME);
 	p->first[0] = '\0';
 	p->medium[0] = '\0';
 	p->rounds = 0;
@@ -372,7 +389,7 @@ int probe_start(struct probe *p)
 						  : "cannot start the probe writer");
 		return r;
 	}
-	log_info("probe: started (%u bytes in %s, in %s/%s)", PROBE_BYTES, p->medium, PROBE_NAME, CG_PLACE_RUN);
+	log_info("probe: started (%u bytes in %s, in %s/%s)", PROBE_BYTES, p->medium, p->place, CG_PLACE_RUN);
 	return 0;
 }
 

@@ -84,7 +84,7 @@ v=$(probe_verdict)
 ev=$("$CGPOOLCTL" --json probe | jstr lru_reparenting_evidence)
 echo "probe at start: $v ($ev)"
 check "the probe at start says $want on a busy node (writer in the root: $root_writer)" [ "$v" = $want ]
-case $ev in *"cgpool-lru-probe: "*) pass "its evidence is what its own place read" ;; *) fail "evidence: $ev" ;; esac
+case $ev in *"cgpool-lru-probe/r"*": "*) pass "its evidence is what its own place read" ;; *) fail "evidence: $ev" ;; esac
 
 # --- retirements in flight: RETIRE_EACH in mode reparent, as many in mode
 # drain, each slot holding 4 MiB of page cache

@@ -914,8 +914,13 @@ static void charge_probe(struct cgsim *sim, const char *path, const char *value,
 	struct env *e = ud;
 	struct cgsim_mem m;
 
-	if (cgsim_memory(sim, cgpath(e, PROBE "/run"), &m) == 0 && m.file == 0)
-		cgsim_charge(sim, cgpath(e, PROBE "/run"), 4 * MiB, 0);
+	char run[PATH_MAX];
+
+	/* path: the round's run's cgroup.procs: its cgroup path is the root's and what follows it */
+	snprintf(run, sizeof(run), "%s%s", e->root, strstr(path, "/" PROBE "/"));
+	*strrchr(run, '/') = '\0';
+	if (cgsim_memory(sim, run, &m) == 0 && m.file == 0)
+		cgsim_charge(sim, run, 4 * MiB, 0);
 }
 
 /* An auto retirement queued while the probe runs waits for its verdict (no
@@ -934,7 +939,7 @@ static void test_probe(void **state)
 	int64_t end;
 
 	env_open_prm(e);
-	assert_int_equal(cgsim_on_write(e->sim, "/" PROBE "/run/cgroup.procs", charge_probe, e), 0);
+	assert_int_equal(cgsim_on_write(e->sim, "*/" PROBE "/r*/run/cgroup.procs", charge_probe, e), 0);
 	make_slot(e, "slot-auto", 4 * MiB, 0);
 	make_slot(e, "slot-drain", 0, 0);
 	retire_set_lru_reparenting(e->r, LRU_UNKNOWN, "");
@@ -955,7 +960,7 @@ static void test_probe(void **state)
 	}
 	assert_false(early_rmdir);
 	assert_int_equal(retire_lru_reparenting(e->r, &why), reparent ? LRU_YES : LRU_NO);
-	if (!strstr(why, reparent ? "charged to its parent" : "was still dying") || !strstr(why, PROBE ": "))
+	if (!strstr(why, reparent ? "charged to its parent" : "was still dying") || !strstr(why, PROBE "/r1: "))
 		fail_msg("why: %s", why);
 	if (!reparent) {
 		assert_int_equal(d[1].calls, 1); /* did not wait for the probe */
@@ -983,8 +988,9 @@ static void test_probe(void **state)
 	assert_int_equal(st.outcomes[OUTCOME_RELEASED] + st.outcomes[OUTCOME_REPARENTED] +
 				 st.outcomes[OUTCOME_DRAINED] + st.outcomes[OUTCOME_PINNED],
 			 n); /* the probe is not a retirement */
-	assert_true(cgsim_exists(e->sim, cgpath(e, PROBE))); /* its place stays, empty, for the next probe */
-	assert_false(cgsim_exists(e->sim, cgpath(e, PROBE "/run")));
+	assert_true(cgsim_exists(e->sim, cgpath(e, PROBE))); /* it stays for the next probe */
+	assert_false(cgsim_exists(e->sim, cgpath(e, PROBE "/r1"))); /* each round's place goes */
+	assert_false(cgsim_exists(e->sim, cgpath(e, PROBE "/r2")));
 }
 
 /* no page cache charged to the probe cgroup (the sim sees none without the
@@ -1006,7 +1012,7 @@ static void test_probe_uncharged(void **state)
 	assert_int_equal(retire_lru_reparenting(e->r, &why), LRU_UNKNOWN);
 	if (!strstr(why, "was not charged"))
 		fail_msg("why: %s", why);
-	assert_false(cgsim_exists(e->sim, cgpath(e, PROBE "/run")));
+	assert_false(cgsim_exists(e->sim, cgpath(e, PROBE "/r1")));
 	res = retire1(e, "slot-1", RETIRE_AUTO);
 	assert_int_equal(res.mode, RETIRE_DRAIN);
 	expect_res("auto", &res, &(struct expect){ OUTCOME_DRAINED, 0, 4 * MiB, true });
