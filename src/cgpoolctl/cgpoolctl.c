@@ -301,6 +301,8 @@ static void print_retire(struct ctx *x, json_t *reply)
 	if (x->wait && json_is_integer(elapsed))
 		printf(", %s %lld ms", strcmp(outcome, "pinned") == 0 ? "still dying after" : "verified in",
 		       (long long)json_integer_value(elapsed));
+	if (x->wait && *text_str_field(reply, "evidence", ""))
+		printf(" (%s)", text_str_field(reply, "evidence", ""));
 	putchar('\n');
 }
 

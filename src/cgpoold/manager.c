@@ -73,7 +73,7 @@ static const char interface_description[] =
 	"# \"retiring\" when not waited for\n"
 	"method Retire(key: string, mode: ?string, wait: ?bool) -> (key: string, outcome: string,\n"
 	"  lru_bytes: int, elapsed_ms: int, slot: string, mode: string, drained_bytes: ?int, total_ms: ?int,\n"
-	"  attributed: ?bool, flushed_bytes: ?int)\n"
+	"  attributed: ?bool, flushed_bytes: ?int, evidence: ?string)\n"
 	"# With \"more\": one reply per slot ({\"slots\": [Slot]}), each but the last\n"
 	"# with \"continues\"; an empty pool (or slots gone while streaming) ends with\n"
 	"# {\"slots\": []}; the final reply also holds the supervised keys that have no\n"
@@ -447,12 +447,13 @@ static json_t *retirements_json(struct manager *m)
 	json_t *arr = json_array();
 
 	for (size_t i = 0; i < n; i++)
-		json_array_append_new(arr, json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I}", "slot", rr[i].name, "key",
-						     rr[i].key, "mode", conf_retire_mode_name(rr[i].mode), "outcome",
+		json_array_append_new(arr, json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:s}", "slot", rr[i].name,
+						     "key", rr[i].key, "mode", conf_retire_mode_name(rr[i].mode), "outcome",
 						     retire_outcome_name(rr[i].outcome), "lru_bytes",
 						     (json_int_t)rr[i].lru_bytes, "drained_bytes",
 						     (json_int_t)rr[i].drained_bytes, "elapsed_ms", (json_int_t)rr[i].elapsed_ms,
-						     "flushed_bytes", (json_int_t)rr[i].flushed_bytes));
+						     "flushed_bytes", (json_int_t)rr[i].flushed_bytes, "evidence",
+						     rr[i].evidence));
 	return arr;
 }
 
@@ -560,12 +561,12 @@ static void retire_reply(const struct retire_result *res, void *ud)
 		vl_call_error(call, ERR("RetireFailed"), json_pack("{s:s, s:s}", "key", res->key, "reason", reason));
 		return;
 	}
-	vl_call_reply(call, json_pack("{s:s, s:s, s:I, s:I, s:s, s:s, s:I, s:I, s:b, s:I}", "key", res->key, "outcome",
+	vl_call_reply(call, json_pack("{s:s, s:s, s:I, s:I, s:s, s:s, s:I, s:I, s:b, s:I, s:s}", "key", res->key, "outcome",
 				      retire_outcome_name(res->outcome), "lru_bytes", (json_int_t)res->lru_bytes,
 				      "elapsed_ms", (json_int_t)res->elapsed_ms, "slot", res->name, "mode",
 				      conf_retire_mode_name(res->mode), "drained_bytes", (json_int_t)res->drained_bytes,
 				      "total_ms", (json_int_t)res->total_ms, "attributed", res->attributed,
-				      "flushed_bytes", (json_int_t)res->flushed_bytes));
+				      "flushed_bytes", (json_int_t)res->flushed_bytes, "evidence", res->evidence));
 }
 
 static int param_mode(struct manager *m, json_t *params, enum retire_mode *mode)

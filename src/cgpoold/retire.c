@@ -129,11 +129,12 @@ void retire_finish(struct retirement *rt, enum retire_outcome o)
 						 .event = LOG_EV_OUTCOME, .outcome = retire_outcome_name(o),
 						 .lru_bytes = rt->res.lru_bytes, .has_lru_bytes = true },
 		  "retire %s (%s): %s, %llu LRU bytes at removal, %llu written back, %llu drained, verdict "
-		  "after %lld ms%s",
+		  "after %lld ms%s%s%s",
 		  rt->res.name, rt->res.key[0] ? rt->res.key : "-", retire_outcome_name(o),
 		  (unsigned long long)rt->res.lru_bytes, (unsigned long long)rt->res.flushed_bytes,
 		  (unsigned long long)rt->res.drained_bytes,
-		  (long long)rt->res.elapsed_ms, rt->res.attributed ? "" : " (attributed by LRU size)");
+		  (long long)rt->res.elapsed_ms, rt->res.attributed ? "" : " (not attributed by the count alone)",
+		  rt->res.evidence[0] ? "; " : "", rt->res.evidence);
 	if (rt->done)
 		rt->done(&rt->res, rt->ud);
 	free(rt);

@@ -46,6 +46,7 @@ struct retire_result {
 	int64_t elapsed_ms;      /* from rmdir to the verdict (whole retirement: total_ms) */
 	int64_t total_ms;
 	bool attributed;         /* the counters made the verdict unambiguous */
+	char evidence[240];      /* what the verdict rests on: the witness as read, and why */
 	int error;               /* OUTCOME_FAILED: -errno of the last rmdir */
 };
 

@@ -29,6 +29,28 @@ static enum retire_outcome freed_outcome(const struct retirement *rt)
 	return rt->res.lru_bytes ? OUTCOME_REPARENTED : OUTCOME_RELEASED;
 }
 
+/* a group held by its pages where the probe found the kernel keeping such
+ * groups: never judged freed by a count (v1: by the root's own counters
+ * alone, with the probe's yes) */
+static bool held_by_pages(const struct retire *r, const struct retirement *j)
+{
+	return j->res.lru_bytes && (j->has_local || r->lru == LRU_NO);
+}
+
+/* what a verdict of this reading rests on */
+static void evidence(struct retirement *j, const struct cg_dying *d, uint64_t base, unsigned n)
+{
+	const struct retire *r = j->r;
+	char why[128] = "";
+
+	if (held_by_pages(r, j))
+		snprintf(why, sizeof(why), "; it held %llu bytes of LRU at removal%s", (unsigned long long)j->res.lru_bytes,
+			 r->lru == LRU_NO ? ", on a kernel the probe found keeping such groups" : "");
+	snprintf(j->res.evidence, sizeof(j->res.evidence), "%s: %llu dying, %llu at the baseline, %u of ours in flight%s",
+		 d->source ? d->source : "witness unreadable", (unsigned long long)d->count, (unsigned long long)base, n,
+		 why);
+}
+
 /* the verifying retirement that most likely went first: least LRU, removed first */
 static struct retirement *likeliest_freed(struct retire *r)
 {
@@ -37,11 +59,10 @@ static struct retirement *likeliest_freed(struct retire *r)
 	for (struct retirement *j = r->all; j; j = j->next) {
 		if (j->phase != PH_VERIFY || !j->counted)
 			continue;
-		if (j->res.lru_bytes && j->has_local)
-			continue; /* v1: judged by its parent's counters, not the noisy machine-wide count */
-		if (j->res.lru_bytes && r->lru == LRU_NO)
-			continue; /* the probe found the kernel keeping such a group while its pages live: a
-				   * count that falls (somebody else's group freed) does not make it freed */
+		if (held_by_pages(r, j))
+			continue; /* v1: judged by its parent's counters, not the noisy machine-wide count;
+				   * where the probe found the kernel keeping such a group while its pages
+				   * live, a count that falls (somebody else's group freed) does not free it */
 		if (!best || j->res.lru_bytes < best->res.lru_bytes ||
 		    (j->res.lru_bytes == best->res.lru_bytes && j->rmdir_us < best->rmdir_us))
 			best = j;
@@ -62,8 +83,13 @@ static struct retirement *reparented_v1(struct retire *r)
 	for (struct retirement *j = r->all; j; j = j->next) {
 		if (j->phase != PH_VERIFY || !j->counted || !j->has_local || !j->res.lru_bytes)
 			continue;
-		if (cg_root_local_lru(r->cg, &now) == 0 && now >= j->parent_local + j->res.lru_bytes / 2)
+		if (cg_root_local_lru(r->cg, &now) == 0 && now >= j->parent_local + j->res.lru_bytes / 2) {
+			snprintf(j->res.evidence, sizeof(j->res.evidence),
+				 "the pool root's own cache + rss went from %llu to %llu bytes after the removal of a group "
+				 "holding %llu, on a kernel the probe found reparenting", (unsigned long long)j->parent_local,
+				 (unsigned long long)now, (unsigned long long)j->res.lru_bytes);
 			return j;
+		}
 	}
 	return NULL;
 }
@@ -165,10 +191,14 @@ static void verify_with(struct retire *r, int e, struct cg_dying d, bool clean)
 	struct retirement *j;
 	int64_t now = now_mono_us();
 
+	const unsigned n0 = n;
+
 	if (n == 0)
 		return;
-	if (e < 0)
+	if (e < 0) {
 		d.count = r->base + n; /* unreadable: nothing proven freed */
+		d.source = NULL;
+	}
 	r->settled_valid = false;
 	r->stats.dying = d.count;
 	log_debug("verify: %u removed groups in flight, witness %llu, baseline %llu", n,
@@ -188,6 +218,7 @@ static void verify_with(struct retire *r, int e, struct cg_dying d, bool clean)
 	/* n - dying of ours are gone; which ones is certain only when all are */
 	for (unsigned freed = n - dying; freed > 0 && (j = likeliest_freed(r)) != NULL; freed--) {
 		j->res.attributed = dying == 0 || n == 1;
+		evidence(j, &d, r->base, n0);
 		retire_finish(j, freed_outcome(j));
 		n--;
 	}
@@ -195,7 +226,10 @@ static void verify_with(struct retire *r, int e, struct cg_dying d, bool clean)
 	 * dying" is proven only without one (freed verdicts above only get
 	 * fewer from it) */
 	while (clean && (j = first_expired(r, now)) != NULL) {
-		j->res.attributed = true; /* every one of ours left is still dying */
+		/* every one of ours left is still dying, or it is held by its pages
+		 * and the count does not say otherwise */
+		j->res.attributed = dying >= n;
+		evidence(j, &d, r->base, n0);
 		r->base++; /* it stays in the count */
 		retire_finish(j, OUTCOME_PINNED);
 		n--;

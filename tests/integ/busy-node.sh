@@ -142,6 +142,17 @@ echo "drain retirements: $drained of $RETIRE_EACH drained, the others pinned"
 check "$RETIRE_EACH drain retirements in flight together: each drained its pages, $drained drained, none freed otherwise" \
 	test $bad = 0 -a $drained -ge 1
 
+# each verdict says what it rests on: the witness as read (and, for a group
+# held by its pages where the kernel keeps such groups, the probe's verdict)
+noev=0
+for f in "$T_DIR"/out-*; do
+	ev=$(jstr evidence < "$f")
+	case $ev in *" dying, "*" at the baseline, "*" of ours in flight"*) ;; *) noev=$((noev + 1)); echo "${f##*/out-}: evidence '$ev'" ;; esac
+	case ${f##*/out-}:$want in reparent-*:no) case $ev in *"probe found keeping such groups"*) ;; *) noev=$((noev + 1)) ;; esac ;; esac
+done
+echo "evidence of reparent-0: $(jstr evidence < "$T_DIR/out-reparent-0")"
+check "every retirement says what its verdict rests on" [ $noev = 0 ]
+
 # --- the churn stops; the count the daemon reports is the kernel's
 touch "$T_DIR/stop"
 for p in $(cat "$T_DIR/churn-pids"); do wait "$p" 2>/dev/null; done

@@ -15,6 +15,9 @@
 # writes them.
 # Tests: $INTEG_TESTS (paths relative to top_srcdir, as in Makefile.am), else
 # every tests/integ/*.sh that starts with #! (lib.sh and ids.sh are helpers).
+# The kernels are fetched first, one at a time, then booted two at a time
+# where the machine has two cores or more (each guest is one emulated CPU),
+# CGPOOL_VM_JOBS=1 one at a time; each kernel's output is printed whole.
 # CGPOOL_VM=no skips it all; run-vm.sh lists the other knobs.
 # Exit: 1 when a test failed on some kernel, else 77 when some kernel could
 # not be run (reason printed), else 0.
@@ -71,4 +74,13 @@ run_kernel() {
 	esac
 	CGPOOL_VM_LAYOUT=${layout:-v2} sh "$here/run-vm.sh" "$kernel" $payloads
 }
-vm_each_kernel check-vm run_kernel "$@"
+# the kernels fetched first, one at a time (one cache), then the guests two
+# at a time where the machine has two cores or more (CGPOOL_VM_JOBS)
+for k in "$@"; do
+	case ${k%:v[12]} in
+	stable | unstable | bullseye) sh "$here/fetch-kernels.sh" "$CACHE" "${k%:v[12]}" > /dev/null 2>&1 ;;
+	esac
+done
+jobs=${CGPOOL_VM_JOBS:-$(nproc 2>/dev/null || echo 1)}
+[ "$jobs" -gt 2 ] && jobs=2
+vm_each_kernel_by "$jobs" check-vm run_kernel "$@"

@@ -74,3 +74,41 @@ vm_each_kernel() {
 	[ -z "$skipped" ] || return 77
 	return 0
 }
+
+# vm_each_kernel_by JOBS WHO RUN KERNEL...: as vm_each_kernel, JOBS kernels
+# at a time (each guest is one emulated CPU: one host core), each one's
+# output printed whole, in the order of the kernels, once its group is done.
+vm_each_kernel_by() {
+	by=$1
+	shift
+	[ "$by" -gt 1 ] && [ $# -gt 3 ] || { vm_each_kernel "$@"; return; }
+	who=$1 run=$2
+	shift 2
+	out=$(mktemp -d "${TMPDIR:-/tmp}/cgpool-vm-each.XXXXXX") || return 99
+	i=0 pids=
+	for k in "$@"; do
+		i=$((i + 1))
+		( $run "$k" > "$out/$i.log" 2>&1; echo $? > "$out/$i.rc" ) &
+		pids="$pids $!"
+		if [ $((i % by)) -eq 0 ] || [ $i -eq $# ]; then
+			wait $pids
+			pids=
+		fi
+	done
+	failed= skipped= passed=
+	i=0
+	for k in "$@"; do
+		i=$((i + 1))
+		cat "$out/$i.log"
+		case $(cat "$out/$i.rc" 2>/dev/null) in
+		0) passed="$passed $k" ;;
+		77) skipped="$skipped $k" ;;
+		*) failed="$failed $k" ;;
+		esac
+	done
+	rm -rf "$out"
+	echo "$who: passed on:${passed:- none}; failed on:${failed:- none}; not run on:${skipped:- none}"
+	[ -z "$failed" ] || return 1
+	[ -z "$skipped" ] || return 77
+	return 0
+}
