@@ -44,8 +44,12 @@ flushed=$(echo "$out" | json flushed_bytes)
 if [ "$lru" = yes ]; then
 	check "a reparenting kernel: outcome reparented (got $outcome)" [ "$outcome" = reparented ]
 else
-	check "a kernel that does not reparent: outcome drained$([ $keeps = no ] || echo ' or pinned') (got $outcome)" \
-		sh -c "[ $outcome = drained ] || [ $keeps/$outcome = yes/pinned ]"
+	# pinned: where the kernel keeps writers, or by LRU pages no reclaim
+	# took (5.10 leaves a few in some runs and not in others; a kernel that
+	# does not reparent keeps a group holding any)
+	left=$(echo "$out" | json lru_bytes)
+	check "a kernel that does not reparent: outcome drained, or pinned by what no reclaim took (got $outcome, $left bytes left)" \
+		sh -c "[ $outcome = drained ] || { [ $outcome = pinned ] && { [ $keeps = yes ] || [ ${left:-0} -gt 0 ]; }; }"
 	check "the page cache was drained ($(echo "$out" | json drained_bytes) bytes)" \
 		[ "$(echo "$out" | json drained_bytes)" -ge $((7 * MIB)) ]
 	check "under 1 MiB of LRU left at removal ($(echo "$out" | json lru_bytes))" [ "$(echo "$out" | json lru_bytes)" -lt $MIB ]

@@ -30,8 +30,11 @@ if [ "$lru" = no ] && kernel_keeps_writer; then
 	echo "note: this kernel keeps a group that wrote a file dying after reclaim and rmdir (the naive way):" \
 		"a drained slot may be pinned by what no reclaim takes"
 fi
-# drained_ok OUTCOME: drained, or pinned where the kernel keeps writers
-drained_ok() { [ "$1" = drained ] || { [ $keeps = yes ] && [ "$1" = pinned ]; }; }
+# drained_ok OUTCOME LRU_BYTES: drained, or pinned where the kernel keeps
+# writers, or pinned by LRU pages no reclaim took (5.10 leaves a few some
+# runs and not others; a kernel that does not reparent keeps a group
+# holding any)
+drained_ok() { [ "$1" = drained ] || { [ "$1" = pinned ] && { [ $keeps = yes ] || [ "${2:-0}" -gt 0 ]; }; }; }
 
 # fill KEY FILE: a run of KEY that leaves 8 MiB of clean page cache charged to its slot
 fill() {
@@ -46,7 +49,7 @@ fill drainme "$T_DIR/f1"
 base=$(dying_memcgs)
 out=$("$CGPOOLCTL" --json retire drainme --mode drain --wait)
 echo "drain: $out"
-check "drain: outcome drained$([ $keeps = no ] || echo ' or pinned')" drained_ok "$(field "$out" outcome)"
+check "drain: outcome drained$([ $keeps = no ] || echo ' or pinned')" drained_ok "$(field "$out" outcome)" "$(field "$out" lru_bytes)"
 check "drain: about 8 MiB reclaimed before removal" [ "$(field "$out" drained_bytes)" -ge $((7 * MIB)) ]
 check "drain: under 1 MiB of LRU left at removal" [ "$(field "$out" lru_bytes)" -lt $MIB ]
 back_to() { [ "$(dying_memcgs)" -le "$1" ]; }
@@ -80,7 +83,7 @@ if [ "$lru" = yes ]; then
 	fi
 else
 	check "auto: drained on a kernel that does not reparent$([ $keeps = no ] || echo ' (or pinned)')" \
-		drained_ok "$(field "$out" outcome)"
+		drained_ok "$(field "$out" outcome)" "$(field "$out" lru_bytes)"
 	check "auto: the drain took the page cache" [ "$(field "$out" drained_bytes)" -ge $((7 * MIB)) ]
 fi
 
