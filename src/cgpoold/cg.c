@@ -229,6 +229,17 @@ int cg_hpath(const struct cg *cg, int h, const char *name, const char *file, cha
 	return 0;
 }
 
+/* a slot's processes, limits and counters live in its run: dir/name/run[/file] */
+int cg_spath(const struct cg *cg, int h, const char *name, const char *file, char *buf)
+{
+	size_t len = 0;
+
+	if (!path_add(buf, &len, cg->hier[h].dir, false) || (name && !path_add(buf, &len, name, true)) ||
+	    (name && !path_add(buf, &len, CG_PLACE_RUN, true)) || (file && !path_add(buf, &len, file, true)))
+		return -ENAMETOOLONG;
+	return 0;
+}
+
 int cg_read(const struct cg *cg, const char *path, char *buf, size_t len)
 {
 	return (int)cg->ops->read(cg->ctx, path, buf, len);
@@ -361,7 +372,7 @@ static bool word_in(const char *text, const char *word)
 }
 
 /* v2: make the hierarchy's managed controllers available to dir's children */
-static int level_enable(struct cg *cg, const struct cg_hier *h, const char *dir, char *err, size_t errlen)
+int cg_level_enable(struct cg *cg, const struct cg_hier *h, const char *dir, char *err, size_t errlen)
 {
 	char path[PATH_MAX], have[512], on[512], plus[32];
 	int r;
@@ -434,9 +445,9 @@ static int setup_root(struct cg *cg, char *err, size_t errlen)
 		if (cg->auto_root) {
 			r = move_self(cg, h, err, errlen);
 			if (r == 0)
-				r = level_enable(cg, h, h->dir, err, errlen);
+				r = cg_level_enable(cg, h, h->dir, err, errlen);
 		} else {
-			r = walk_levels(cg, h, level_enable, err, errlen);
+			r = walk_levels(cg, h, cg_level_enable, err, errlen);
 		}
 		if (r < 0)
 			return r;
@@ -585,34 +596,139 @@ const char *cg_hierarchy_name(enum cg_hierarchy h)
 
 /* ---- slots */
 
+/* mkdir path; *made when this call made it */
+static int mkdir_kept(struct cg *cg, const char *path, bool *made)
+{
+	int r = cg->ops->mkdir(cg->ctx, path);
+
+	*made = r == 0;
+	return r == -EEXIST ? 0 : r;
+}
+
+/* Hierarchy k's part of a slot: its directory (the witness), the
+ * controllers given to the directory's children on v2, and its run. */
+static int slot_make(struct cg *cg, unsigned k, const char *name, bool *dir_made, bool *run_made)
+{
+	char path[PATH_MAX], err[256];
+	int r = cg_hpath(cg, (int)k, name, NULL, path);
+
+	*dir_made = *run_made = false;
+	if (r == 0)
+		r = mkdir_kept(cg, path, dir_made);
+	if (r == 0 && cg->hier[k].v2 && cg->hier[k].ctrls)
+		r = cg_level_enable(cg, &cg->hier[k], path, err, sizeof(err));
+	if (r == 0)
+		r = cg_spath(cg, (int)k, name, NULL, path);
+	if (r == 0)
+		r = mkdir_kept(cg, path, run_made);
+	return r;
+}
+
 int cg_slot_create(struct cg *cg, const char *name)
 {
 	char path[PATH_MAX];
-	unsigned made = 0, existed = 0;
+	bool dir_made[CG_NHIER_MAX] = { false }, run_made[CG_NHIER_MAX] = { false };
+	unsigned existed = 0;
 	int r = cg_name_valid(name);
 
 	for (unsigned k = 0; r == 0 && k < cg->nhier; k++) {
-		r = cg_hpath(cg, (int)k, name, NULL, path);
-		if (r == 0)
-			r = cg->ops->mkdir(cg->ctx, path);
-		if (r == 0) {
-			made |= 1u << k;
-		} else if (r == -EEXIST) {
-			existed++;
-			r = 0;
-		}
+		r = slot_make(cg, k, name, &dir_made[k], &run_made[k]);
+		existed += r == 0 && !run_made[k];
 	}
 	if (r < 0) {
 		/* undo this call's part, so a failed create leaves nothing new */
-		for (unsigned k = 0; k < cg->nhier; k++)
-			if ((made & (1u << k)) && cg_hpath(cg, (int)k, name, NULL, path) == 0)
+		for (unsigned k = 0; k < cg->nhier; k++) {
+			if (run_made[k] && cg_spath(cg, (int)k, name, NULL, path) == 0)
 				cg->ops->rmdir(cg->ctx, path);
+			if (dir_made[k] && cg_hpath(cg, (int)k, name, NULL, path) == 0)
+				cg->ops->rmdir(cg->ctx, path);
+		}
 		return r;
 	}
 	return existed == cg->nhier ? -EEXIST : 0;
 }
 
-int cg_slot_rmdir(struct cg *cg, const char *name)
+bool cg_slot_has_run(struct cg *cg, const char *name)
+{
+	char path[PATH_MAX];
+
+	return cg_name_valid(name) == 0 && cg_spath(cg, cg->mem, name, NULL, path) == 0 && cg_exists(cg, path);
+}
+
+/* the processes of hierarchy k's slot directory itself into its run, in
+ * rounds while some fork meanwhile */
+static int move_into_run(struct cg *cg, unsigned k, const char *name)
+{
+	char from[PATH_MAX], to[PATH_MAX], buf[16384];
+	int r = cg_hpath(cg, (int)k, name, "cgroup.procs", from);
+
+	if (r == 0)
+		r = cg_spath(cg, (int)k, name, "cgroup.procs", to);
+	for (int round = 0; r == 0 && round < 20; round++) {
+		bool moved = false;
+		r = cg_read(cg, from, buf, sizeof(buf));
+		if (r <= 0)
+			return r;
+		for (char *l = buf, *nl; *l; l = nl ? nl + 1 : l + strlen(l)) {
+			int w;
+			nl = strchr(l, '\n');
+			if (nl)
+				*nl = '\0';
+			if (!*l)
+				continue;
+			w = cg_write(cg, to, l);
+			if (w < 0 && w != -ESRCH)
+				return w;
+			moved = true;
+		}
+		if (!moved)
+			return 0;
+	}
+	return r < 0 ? r : -EBUSY;
+}
+
+int cg_slot_nest(struct cg *cg, const char *name, bool *was_flat)
+{
+	char path[PATH_MAX], err[256];
+	int r = cg_name_valid(name);
+
+	if (r < 0)
+		return r;
+	*was_flat = !cg_slot_has_run(cg, name);
+	if (!*was_flat)
+		return 0;
+	for (unsigned k = 0; r == 0 && k < cg->nhier; k++) {
+		bool made;
+		r = cg_hpath(cg, (int)k, name, NULL, path);
+		if (r == 0 && !cg_exists(cg, path))
+			r = mkdir_kept(cg, path, &made);
+		if (r == 0)
+			r = cg_spath(cg, (int)k, name, NULL, path);
+		if (r == 0)
+			r = mkdir_kept(cg, path, &made);
+		if (r == 0)
+			r = move_into_run(cg, k, name);
+		if (r == 0 && cg->hier[k].v2 && cg->hier[k].ctrls && cg_hpath(cg, (int)k, name, NULL, path) == 0)
+			r = cg_level_enable(cg, &cg->hier[k], path, err, sizeof(err));
+	}
+	return r;
+}
+
+/* rmdir the run (which) or the directory of hierarchy k's slot; 1 when it
+ * was gone already */
+static int slot_rmdir_one(struct cg *cg, int k, const char *name, bool run)
+{
+	char path[PATH_MAX];
+	int r = run ? cg_spath(cg, k, name, NULL, path) : cg_hpath(cg, k, name, NULL, path);
+
+	if (r == 0)
+		r = cg->ops->rmdir(cg->ctx, path);
+	return r == -ENOENT ? 1 : r;
+}
+
+/* the runs, then the directories but the memory hierarchy's; known_gone:
+ * a run that is not there is not asked to go */
+static int slot_rmdirs(struct cg *cg, const char *name, bool known_gone)
 {
 	char path[PATH_MAX];
 	unsigned gone = 0;
@@ -620,19 +736,36 @@ int cg_slot_rmdir(struct cg *cg, const char *name)
 
 	if ((r = cg_name_valid(name)) < 0)
 		return r;
-	/* memory last: while it exists the slot is still listed, so a retry finds it */
+	/* memory last: while it exists the slot's run is still there, so a retry finds it */
 	for (int k = (int)cg->nhier - 1; k >= 0; k--) {
-		r = cg_hpath(cg, k, name, NULL, path);
-		if (r == 0)
-			r = cg->ops->rmdir(cg->ctx, path);
-		if (r == -ENOENT)
+		if (known_gone && cg_spath(cg, k, name, NULL, path) == 0 && !cg_exists(cg, path))
+			r = 1;
+		else
+			r = slot_rmdir_one(cg, k, name, true);
+		if (r == 1)
 			gone++;
 		else if (r < 0 && first == 0)
 			first = r;
 	}
 	if (first < 0)
 		return first;
+	/* the directories, but the memory hierarchy's: its witness stays */
+	for (int k = (int)cg->nhier - 1; k >= 0; k--)
+		if (k != cg->mem)
+			slot_rmdir_one(cg, k, name, false);
 	return gone == cg->nhier ? -ENOENT : 0;
+}
+
+int cg_slot_rmdir(struct cg *cg, const char *name)
+{
+	return slot_rmdirs(cg, name, false);
+}
+
+int cg_slot_witness(struct cg *cg, const char *name, struct cg_place *out)
+{
+	int r = cg_name_valid(name);
+
+	return r < 0 ? r : cg_place_read(cg, name, out);
 }
 
 void cg_slot_forget(struct cg *cg, const char *name)
@@ -645,11 +778,15 @@ void cg_slot_forget(struct cg *cg, const char *name)
 
 int cg_slot_remove(struct cg *cg, const char *name)
 {
-	int r = cg_slot_rmdir(cg, name);
+	int r = slot_rmdirs(cg, name, true), w;
 
-	if (r == 0 || r == -ENOENT)
-		cg_slot_forget(cg, name); /* gone: else its watch and peak fd stay */
-	return r;
+	if (r < 0 && r != -ENOENT)
+		return r;
+	w = slot_rmdir_one(cg, cg->mem, name, false);
+	if (w < 0)
+		return w;
+	cg_slot_forget(cg, name); /* gone: else its watch and peak fd stay */
+	return r == -ENOENT && w == 1 ? -ENOENT : 0;
 }
 
 struct list_ctx {
@@ -685,7 +822,7 @@ int cg_slot_path(struct cg *cg, const char *name, char *buf, size_t len)
 	int r = cg_name_valid(name);
 
 	if (r == 0)
-		r = cg_hpath(cg, cg->mem, name, NULL, path);
+		r = cg_spath(cg, cg->mem, name, NULL, path);
 	if (r < 0)
 		return r;
 	if (strlen(path) >= len)
@@ -700,7 +837,7 @@ int cg_slot_id(struct cg *cg, const char *name, uint64_t *id)
 	int r = cg_name_valid(name);
 
 	if (r == 0)
-		r = cg_hpath(cg, cg->mem, name, NULL, path);
+		r = cg_spath(cg, cg->mem, name, NULL, path);
 	if (r < 0)
 		return r;
 	return cg->ops->inode(cg->ctx, path, id);
@@ -755,7 +892,7 @@ int cg_slot_attach(struct cg *cg, const char *name, pid_t pid)
 	}
 	/* memory first (index 0), the tracking hierarchy last */
 	for (unsigned k = 0; k < cg->nhier; k++) {
-		r = cg_hpath(cg, (int)k, name, "cgroup.procs", path);
+		r = cg_spath(cg, (int)k, name, "cgroup.procs", path);
 		if (r == 0)
 			r = cg_write(cg, path, num);
 		if (r < 0 && k > 0 && attach_undo(cg, pid, before, k) < 0)
@@ -774,7 +911,7 @@ int cg_read_procs(struct cg *cg, const char *name, char **out)
 	int r = cg_name_valid(name);
 
 	if (r == 0)
-		r = cg_hpath(cg, cg->track >= 0 ? cg->track : cg->mem, name, "cgroup.procs", path);
+		r = cg_spath(cg, cg->track >= 0 ? cg->track : cg->mem, name, "cgroup.procs", path);
 	if (r < 0)
 		return r;
 	for (size_t len = 4096; len <= (64u << 20); len *= 2) {
@@ -824,14 +961,14 @@ int cg_slot_populated(struct cg *cg, const char *name, bool *populated)
 		return r;
 	if (cg->track < 0) {
 		/* pure v1: no cgroup.events; the slot's own processes */
-		r = cg_hpath(cg, cg->mem, name, "cgroup.procs", path);
+		r = cg_spath(cg, cg->mem, name, "cgroup.procs", path);
 		if (r == 0)
 			r = cg_read(cg, path, buf, sizeof(buf));
 		if (r >= 0)
 			*populated = r > 0;
 		return r < 0 ? r : 0;
 	}
-	r = cg_hpath(cg, cg->track, name, "cgroup.events", path);
+	r = cg_spath(cg, cg->track, name, "cgroup.events", path);
 	if (r == 0)
 		r = cg_read(cg, path, buf, sizeof(buf));
 	if (r >= 0)

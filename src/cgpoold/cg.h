@@ -2,7 +2,10 @@
  *
  * The rest of the daemon never builds a cgroup path or parses a kernel file:
  * it names a slot by its directory name (one path component below the pool
- * root, e.g. "slot-7") and calls these functions. A slot exists in every
+ * root, e.g. "slot-7") and calls these functions. A slot is two levels: its
+ * directory, which holds nothing but its run ("slot-7/run"), where the
+ * processes, limits and counters are. When the run is removed the directory
+ * is its witness: what it reads moves with the removed run alone. A slot exists in every
  * hierarchy that hosts a managed controller (on hybrid hosts: the v1 memory
  * and pids hierarchies) and, where a cgroup2 hierarchy is mounted, in that
  * one too, which is used to track whether the slot holds processes.
@@ -116,14 +119,32 @@ const struct cg_info *cg_get_info(const struct cg *cg);
 const char *cg_hierarchy_name(enum cg_hierarchy h); /* "v2", "v1", "hybrid" */
 
 /* ---- slots: name is one path component, [A-Za-z0-9._-], not "." or ".." */
-/* [any thread] -EEXIST if it exists already */
+/* [any thread] the directory and its run in every hierarchy (on v2 the
+ * directory gives its run the managed controllers). -EEXIST if the run
+ * exists already everywhere. */
 int cg_slot_create(struct cg *cg, const char *name);
-/* rmdir in every hierarchy (memory last), then forget the slot's watch and
- * peak fd: cg_slot_rmdir + cg_slot_forget. -ENOENT when it was gone
- * everywhere already (forgotten too). */
+/* The whole slot: cg_slot_rmdir, then the witness, then cg_slot_forget.
+ * -ENOENT when it was gone everywhere already (forgotten too). */
 int cg_slot_remove(struct cg *cg, const char *name);
-/* [any thread] the rmdirs alone; returns what cg_slot_remove would. */
+/* [any thread] a retirement's removal: rmdir the run in every hierarchy
+ * (memory last), then the directory in every hierarchy but memory's, which
+ * stays as the run's witness (cg_slot_witness, then cg_slot_remove).
+ * -ENOENT when the run was gone everywhere already. */
 int cg_slot_rmdir(struct cg *cg, const char *name);
+/* The slot's directory in the memory hierarchy, read as a place (struct
+ * cg_place below): after cg_slot_rmdir, dying counts the removed run alone
+ * (v2), and charged less local is what is still charged to it (v1).
+ * -ENOENT when the directory is gone. */
+struct cg_place;
+int cg_slot_witness(struct cg *cg, const char *name, struct cg_place *out);
+/* the slot's run exists (memory hierarchy) */
+bool cg_slot_has_run(struct cg *cg, const char *name);
+/* A slot directory without a run (made by a cgpoold before slots had one,
+ * or left half made): its run made in every hierarchy, the directory's
+ * processes moved into it, and on v2 the controllers given to it. The
+ * directory keeps what was charged to it and the limits it had. *was_flat:
+ * there was no run. */
+int cg_slot_nest(struct cg *cg, const char *name, bool *was_flat);
 /* loop thread: after a cg_slot_rmdir that returned 0 or -ENOENT, drop the
  * slot's inotify watch and memory.peak fd */
 void cg_slot_forget(struct cg *cg, const char *name);

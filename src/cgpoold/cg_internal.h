@@ -82,6 +82,10 @@ int cg_discover(struct cg *cg, const char *mountinfo, const char *cgroup_file, c
 
 /* "<hier dir>/<name>/<file>" (name and file may be NULL) into buf[PATH_MAX] */
 int cg_hpath(const struct cg *cg, int h, const char *name, const char *file, char *buf);
+/* a slot's run: "<hier dir>/<name>/run/<file>" (name NULL: the root's, as cg_hpath) */
+int cg_spath(const struct cg *cg, int h, const char *name, const char *file, char *buf);
+/* v2: make the hierarchy's managed controllers available to dir's children */
+int cg_level_enable(struct cg *cg, const struct cg_hier *h, const char *dir, char *err, size_t errlen);
 int cg_read(const struct cg *cg, const char *path, char *buf, size_t len);
 int cg_write(const struct cg *cg, const char *path, const char *s);
 bool cg_exists(const struct cg *cg, const char *path);

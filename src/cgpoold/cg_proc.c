@@ -81,7 +81,7 @@ int cg_slot_kill(struct cg *cg, const char *name, bool *atomic)
 	if (r < 0)
 		return r;
 	if (cg->info.features.cgroup_kill && cg->track >= 0 &&
-	    cg_hpath(cg, cg->track, name, "cgroup.kill", path) == 0 && cg_write(cg, path, "1") == 0) {
+	    cg_spath(cg, cg->track, name, "cgroup.kill", path) == 0 && cg_write(cg, path, "1") == 0) {
 		*atomic = true;
 		return 0;
 	}
@@ -110,7 +110,7 @@ int cg_slot_freeze(struct cg *cg, const char *name, bool frozen)
 		return r;
 	if (cg->track < 0)
 		return -EOPNOTSUPP;
-	r = cg_hpath(cg, cg->track, name, "cgroup.freeze", path);
+	r = cg_spath(cg, cg->track, name, "cgroup.freeze", path);
 	if (r == 0)
 		r = cg_write(cg, path, frozen ? "1" : "0");
 	return r == -ENOENT ? -EOPNOTSUPP : r;
@@ -125,7 +125,7 @@ int cg_slot_dirfd(struct cg *cg, const char *name, int *fd, bool *everywhere)
 		return r;
 	if (cg->track < 0 || !cg->info.features.clone_into_cgroup || !cg->ops->open)
 		return -EOPNOTSUPP;
-	r = cg_hpath(cg, cg->track, name, NULL, path);
+	r = cg_spath(cg, cg->track, name, NULL, path);
 	if (r < 0)
 		return r;
 	f = cg->ops->open(cg->ctx, path, O_RDONLY | O_DIRECTORY);

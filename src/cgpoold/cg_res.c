@@ -42,7 +42,7 @@ typedef int (*v1_setter)(struct cg *cg, int h, const char *name, const char *val
 static int slot_write(struct cg *cg, int h, const char *name, const char *file, const char *s)
 {
 	char path[PATH_MAX];
-	int r = cg_hpath(cg, h, name, file, path);
+	int r = cg_spath(cg, h, name, file, path);
 
 	/* an empty cpuset.cpus or cpuset.mems is the parent's; "" would be no write at all */
 	return r < 0 ? r : cg_write(cg, path, *s ? s : "\n");
@@ -72,7 +72,7 @@ static int read_u64(struct cg *cg, const char *path, uint64_t *out)
 static int slot_read_bytes(struct cg *cg, int h, const char *name, const char *file, uint64_t *out)
 {
 	char path[PATH_MAX];
-	int r = cg_hpath(cg, h, name, file, path);
+	int r = cg_spath(cg, h, name, file, path);
 
 	return r < 0 ? r : read_u64(cg, path, out);
 }
@@ -277,7 +277,7 @@ int cg_slot_set(struct cg *cg, const char *name, const char *resource, const cha
 		return -EINVAL;
 	if (key->ctrl < 0) {
 		char dir[PATH_MAX];
-		r = cg_hpath(cg, h, name, NULL, dir);
+		r = cg_spath(cg, h, name, NULL, dir);
 		return r < 0 ? r : cg->ops->devices(cg->ctx, dir, strcmp(value, "none") == 0 ? "" : value);
 	}
 	if (!cg->hier[h].v2)
@@ -328,7 +328,7 @@ int cg_slot_res_save(struct cg *cg, const char *name, const char *resource, stru
 		return -EOPNOTSUPP;
 	out->n = res_files(cg, out->h, d, out->file);
 	for (size_t i = 0; i < out->n; i++) {
-		r = cg_hpath(cg, out->h, name, out->file[i], path);
+		r = cg_spath(cg, out->h, name, out->file[i], path);
 		if (r == 0)
 			r = cg_read(cg, path, out->value[i], sizeof(out->value[i]));
 		if (r == -ENOENT && i > 0 && strcmp(out->file[i], "memory.memsw.limit_in_bytes") == 0) {
@@ -440,7 +440,7 @@ _Static_assert(ARRAY_SIZE(mem_v1) == ARRAY_SIZE(mem_v2), "same counters on v1 an
 static int read_field(struct cg *cg, const char *name, const struct mem_field *f, uint64_t *out)
 {
 	char path[PATH_MAX];
-	int r = cg_hpath(cg, cg->mem, name, f->file, path);
+	int r = cg_spath(cg, cg->mem, name, f->file, path);
 
 	if (r < 0)
 		return r;
@@ -462,7 +462,7 @@ static int read_stat(struct cg *cg, const char *name, const struct mem_field *f,
 		     struct cg_memory *m)
 {
 	char path[PATH_MAX], buf[16384];
-	int r = cg_hpath(cg, cg->mem, name, f[0].file, path);
+	int r = cg_spath(cg, cg->mem, name, f[0].file, path);
 
 	if (r == 0)
 		r = cg_read(cg, path, buf, sizeof(buf));
@@ -529,7 +529,7 @@ static int reset_peak_v2(struct cg *cg, const char *name)
 
 	if (!cg->info.features.memory_peak_reset || !cg->ops->open)
 		return -EOPNOTSUPP;
-	r = cg_hpath(cg, cg->mem, name, "memory.peak", path);
+	r = cg_spath(cg, cg->mem, name, "memory.peak", path);
 	if (r < 0)
 		return r;
 	e = cg_ent_get(cg, name);
@@ -591,7 +591,7 @@ static int reclaim_by_high(struct cg *cg, const char *name, uint64_t bytes)
 	int r = cg_slot_memory_some(cg, name, CG_MEM_CURRENT, &before), w;
 
 	if (r == 0)
-		r = cg_hpath(cg, cg->mem, name, "memory.high", path);
+		r = cg_spath(cg, cg->mem, name, "memory.high", path);
 	if (r == 0 && (r = cg_read(cg, path, old, sizeof(old))) > 0)
 		r = 0;
 	if (r < 0)
@@ -672,18 +672,42 @@ static void probe_features(struct cg *cg)
 		f->dying_subsys_stat = cg_keyed_u64(buf, "nr_dying_subsys_memory", &v) == 0;
 }
 
+/* the probe cgroup, one level, in every hierarchy (rmdir: memory last) */
+static int probe_dirs(struct cg *cg, bool make)
+{
+	char path[PATH_MAX];
+	int r = 0, first = 0;
+
+	for (unsigned i = 0; i < cg->nhier; i++) {
+		int k = make ? (int)i : (int)(cg->nhier - 1 - i);
+		r = cg_hpath(cg, k, CG_PROBE_NAME, NULL, path);
+		if (r == 0)
+			r = make ? cg->ops->mkdir(cg->ctx, path) : cg->ops->rmdir(cg->ctx, path);
+		if (r == -EEXIST && make) /* left over by a crash, reused */
+			r = 0;
+		if (r == -ENOENT && !make)
+			r = 0;
+		if (r < 0 && make)
+			return r;
+		if (r < 0 && first == 0)
+			first = r;
+	}
+	return first;
+}
+
 int cg_res_probe(struct cg *cg, char *err, size_t errlen)
 {
 	char path[PATH_MAX];
-	int r = cg_slot_create(cg, CG_PROBE_NAME);
+	int r = probe_dirs(cg, true);
 
 	cg_hpath(cg, cg->mem, CG_PROBE_NAME, NULL, path);
-	if (r < 0 && r != -EEXIST) { /* EEXIST: left over by a crash, reused */
+	if (r < 0) {
+		probe_dirs(cg, false);
 		cg_errf(err, errlen, "create probe cgroup %s: %s", path, strerror(-r));
 		return r;
 	}
 	probe_features(cg);
-	r = cg_slot_remove(cg, CG_PROBE_NAME);
+	r = probe_dirs(cg, false);
 	if (r < 0)
 		cg_errf(err, errlen, "remove probe cgroup %s: %s", path, strerror(-r));
 	return r;

@@ -26,7 +26,7 @@ int cg_slot_watch(struct cg *cg, const char *name)
 		return r;
 	if (cg->ifd < 0)
 		return -EOPNOTSUPP;
-	r = cg_hpath(cg, cg->track, name, "cgroup.events", path);
+	r = cg_spath(cg, cg->track, name, "cgroup.events", path);
 	if (r < 0)
 		return r;
 	e = cg_ent_get(cg, name);

@@ -777,6 +777,8 @@ static int slot_sync(struct slot *s)
 		return r;
 	}
 	pool_slot_event(s, populated ? SLOT_EV_POPULATED : SLOT_EV_EMPTY);
+	if (!populated)
+		pool_retire_legacy(s);
 	return 0;
 }
 

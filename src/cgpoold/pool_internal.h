@@ -45,6 +45,8 @@ struct pool {
 	 * not given out, until verified again */
 	struct slot **removed;
 	size_t nremoved;
+	char (*bare)[SLOT_NAME_MAX]; /* start-up: slot directories without a run, until restored */
+	size_t nbare;
 	/* the slot of the request being served: its transitions are recorded
 	 * once, when the request is done (held_dirty: one is due) */
 	const struct slot *held;
@@ -128,6 +130,8 @@ void pool_over_max_cb(struct ev_loop *loop, ev_timer *w, int revents);
 int pool_unretire(struct pool *p, struct slot *s);
 /* hand a slot in state retiring to the retirement engine (may free s) */
 void pool_act_retire(struct slot *s);
+/* a legacy slot (slot.h) that is not running: retired */
+void pool_retire_legacy(struct slot *s);
 
 /* ---- pool_nocg.c: mkdir said ENOSPC (no memory cgroup IDs left) */
 void pool_nocg_init(struct pool *p);

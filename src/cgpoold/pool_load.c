@@ -12,15 +12,10 @@
 
 #define MAX_SLOTS_HARD 65535
 
-static int adopt_dir(const char *name, void *ud)
+static int adopt(struct pool *p, const char *name, unsigned id)
 {
-	struct pool *p = ud;
-	unsigned id;
-	struct slot *s;
+	struct slot *s = pool_slot_alloc(p, id);
 
-	if (slot_name_id(name, &id) < 0 || id > MAX_SLOTS_HARD * 16UL)
-		return 0; /* not a slot of ours */
-	s = pool_slot_alloc(p, id);
 	if (!s || pool_insert(p, s) < 0) {
 		free(s);
 		return -ENOMEM;
@@ -28,6 +23,57 @@ static int adopt_dir(const char *name, void *ud)
 	if (cg_slot_id(p->cg, name, &s->cgroup_id) < 0)
 		s->cgroup_id = 0;
 	return 0;
+}
+
+/* a slot directory: adopted when it has a run; else kept aside until the
+ * state says what it is (a retirement's witness, or an older slot) */
+static int adopt_dir(const char *name, void *ud)
+{
+	struct pool *p = ud;
+	unsigned id;
+	void *v;
+
+	if (slot_name_id(name, &id) < 0 || id > MAX_SLOTS_HARD * 16UL)
+		return 0; /* not a slot of ours */
+	if (cg_slot_has_run(p->cg, name))
+		return adopt(p, name, id);
+	v = realloc(p->bare, (p->nbare + 1) * sizeof(*p->bare));
+	if (!v)
+		return -ENOMEM;
+	p->bare = v;
+	snprintf(p->bare[p->nbare++], SLOT_NAME_MAX, "%s", name);
+	return 0;
+}
+
+/* A slot directory without a run: nested (its processes into a run of its
+ * own) and adopted, to be retired once empty. False when it is no bare
+ * directory, or cannot be nested. */
+static bool adopt_bare(struct pool *p, const char *name)
+{
+	bool flat = false;
+	unsigned id;
+	struct slot *s;
+	size_t i;
+	int r;
+
+	for (i = 0; i < p->nbare && strcmp(p->bare[i], name) != 0; i++)
+		;
+	if (i == p->nbare || slot_name_id(name, &id) < 0)
+		return false;
+	p->bare[i][0] = '\0'; /* claimed */
+	r = cg_slot_nest(p->cg, name, &flat);
+	if (r == 0)
+		r = adopt(p, name, id);
+	if (r < 0) {
+		log_err("slot %s: has no run and cannot be given one: %s; left alone", name, strerror(-r));
+		return false;
+	}
+	s = pool_find_name(p, name);
+	if (s)
+		s->legacy = true;
+	log_notice("slot %s: its processes moved into %s/%s (a slot made by an older cgpoold, or left half "
+		   "made); it is retired once empty", name, name, CG_PLACE_RUN);
+	return s != NULL;
 }
 
 /* A transition at start-up decided by the table: the restore rows carry no
@@ -64,9 +110,14 @@ static void restore_one(struct pool *p, const struct slot *saved)
 	struct slot *s = pool_find_name(p, saved->name);
 
 	if (!s && saved->state == SLOT_RETIRING) {
-		note_removed(p, saved);
+		note_removed(p, saved); /* its directory, when there, is its run's witness */
+		for (size_t i = 0; i < p->nbare; i++)
+			if (strcmp(p->bare[i], saved->name) == 0)
+				p->bare[i][0] = '\0';
 		return;
 	}
+	if (!s && adopt_bare(p, saved->name))
+		s = pool_find_name(p, saved->name);
 	if (!s) {
 		log_warn("slot %s (%s): in the state file but gone from the cgroup tree; forgotten", saved->name,
 			 saved->key[0] ? saved->key : "-");
@@ -175,6 +226,13 @@ int pool_load(struct pool *p)
 	r = cg_slot_list(p->cg, SLOT_PREFIX, adopt_dir, p);
 	if (r == 0)
 		r = restore(p);
+	/* the bare directories the state did not name */
+	for (size_t i = 0; r == 0 && i < p->nbare; i++)
+		if (p->bare[i][0])
+			adopt_bare(p, p->bare[i]);
+	free(p->bare);
+	p->bare = NULL;
+	p->nbare = 0;
 	p->loading = false;
 	pool_lists_sort(p);
 	return r;

@@ -142,6 +142,10 @@ static void resume_retirements(struct pool *p)
 			log_err("retire %s: cannot verify it again", g->name);
 	}
 	for (struct slot *s = pool_slot_from(p, 0); s; s = pool_slot_from(p, s->id + 1)) {
+		if (s->legacy && !s->resume_retire) {
+			pool_retire_legacy(s);
+			continue;
+		}
 		if (!s->resume_retire)
 			continue;
 		s->resume_retire = false;
@@ -155,6 +159,21 @@ static void resume_retirements(struct pool *p)
 		s->resume_now = true;
 		pool_slot_event(s, SLOT_EV_RETIRE);
 	}
+}
+
+void pool_retire_legacy(struct slot *s)
+{
+	struct pool *p = s->pool;
+
+	if (!s->legacy || !p->retire || s->state == SLOT_RUNNING || s->state == SLOT_RETIRING ||
+	    p->conf->retire.mode == RETIRE_KEEP)
+		return;
+	log_event(LOG_NOTICE, &(struct log_fields){ .key = s->key, .slot = s->name },
+		  "retire %s (%s): made by an older cgpoold, its directory holds that one's limits; retired", s->name,
+		  s->key[0] ? s->key : "-");
+	s->retire_mode = p->conf->retire.mode;
+	s->retire_done = NULL;
+	pool_slot_event(s, SLOT_EV_RETIRE);
 }
 
 void pool_set_retire(struct pool *p, struct retire *r)

@@ -313,6 +313,13 @@ static void rmdir_try(struct retirement *rt)
 	struct cg_dying d;
 
 	rt->res.lru_bytes = retire_lru_of(r, rt->res.name);
+	/* a slot with a run: its directory, where nothing else lives, is the
+	 * witness of the run's removal; the shared count plays no part */
+	rt->own = cg_slot_has_run(r->cg, rt->res.name);
+	if (rt->own) {
+		rmdir_go(rt);
+		return;
+	}
 	/* no removal under a witness reading or one due, nor before a retirement
 	 * queued earlier that waits for one or for its baseline (first come,
 	 * first removed) */

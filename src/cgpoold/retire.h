@@ -24,7 +24,8 @@
 #include "util.h"
 
 enum retire_outcome {
-	OUTCOME_RELEASED,   /* held no LRU pages at removal, freed */
+	OUTCOME_RELEASED,   /* freed without its pages going to the parent: it held none at
+			     * removal, or they were reclaimed after it */
 	OUTCOME_REPARENTED, /* held LRU pages, not reclaimed, freed anyway */
 	OUTCOME_DRAINED,    /* reclaimed first, then freed */
 	OUTCOME_PINNED,     /* still dying at verify_timeout */

@@ -68,6 +68,8 @@ struct retirement {
 	bool has_local;        /* v1: parent_local is the root's local LRU before rmdir */
 	uint64_t parent_local;
 	uint64_t settle_last;
+	bool own;              /* judged by its own witness (the slot's directory, cg_slot_witness),
+				* not by the shared count */
 	bool counted;          /* verifying when the last witness reading began: that reading judges it */
 	bool gated;            /* its rmdir waits for a witness reading or for the witness to hold
 				* still: no retirement queued after it removes before it */

@@ -159,11 +159,90 @@ static void maybe_wb_cleanup(struct retire *r, int64_t now)
 		retire_wb_cleanup_done(wb_cleanup_fn(r), r);
 }
 
-/* the retirements verifying now are the ones the reading about to begin judges */
+/* the retirements verifying now are the ones the reading about to begin
+ * judges, but those with a witness of their own */
 static void mark_counted(struct retire *r)
 {
 	for (struct retirement *j = r->all; j; j = j->next)
-		j->counted = j->phase == PH_VERIFY;
+		j->counted = j->phase == PH_VERIFY && !j->own;
+}
+
+/* A removed run judged by its own witness, the slot's directory, where
+ * nothing else lives: on v2 its dying count is the run's alone, on v1 what
+ * is charged below it is the run's. True when a verdict is given (the
+ * witness removed, the retirement finished). */
+static bool judge_own(struct retirement *j, int64_t now)
+{
+	struct retire *r = j->r;
+	struct cg_place pl;
+	uint64_t below, held;
+	bool gone;
+	enum retire_outcome o;
+	int e = cg_slot_witness(r->cg, j->res.name, &pl);
+
+	if (e == -ENOENT) {
+		j->own = false; /* its directory went with it: the shared count judges it */
+		return false;
+	}
+	if (e < 0) {
+		if (now < j->deadline_us)
+			return false;
+		snprintf(j->res.evidence, sizeof(j->res.evidence), "its directory %s could not be read: %s",
+			 j->res.name, strerror(-e));
+		j->res.attributed = false;
+		retire_finish(j, OUTCOME_PINNED);
+		return true;
+	}
+	if (pl.has_dying) {
+		below = pl.dying;
+		gone = pl.dying == 0;
+		held = pl.charged;
+	} else {
+		below = pl.charged > pl.local ? pl.charged - pl.local : 0;
+		gone = below == 0;
+		held = pl.local;
+	}
+	if (!gone && now < j->deadline_us)
+		return false;
+	if (!gone)
+		o = OUTCOME_PINNED;
+	else if (j->drained_any)
+		o = OUTCOME_DRAINED;
+	else if (j->res.lru_bytes && held >= j->res.lru_bytes / 2)
+		o = OUTCOME_REPARENTED;
+	else
+		o = OUTCOME_RELEASED; /* it held none, or they were reclaimed after its removal */
+	if (pl.has_dying)
+		snprintf(j->res.evidence, sizeof(j->res.evidence),
+			 "its own directory %s (nothing else in it): %llu dying below it, %llu bytes charged to it; "
+			 "%llu bytes of LRU at removal", j->res.name, (unsigned long long)below,
+			 (unsigned long long)held, (unsigned long long)j->res.lru_bytes);
+	else
+		snprintf(j->res.evidence, sizeof(j->res.evidence),
+			 "its own directory %s (nothing else in it): %llu bytes still charged to the removed run, "
+			 "%llu to the directory itself; %llu bytes of LRU at removal", j->res.name,
+			 (unsigned long long)below, (unsigned long long)held, (unsigned long long)j->res.lru_bytes);
+	e = cg_slot_remove(r->cg, j->res.name);
+	if (e < 0 && e != -ENOENT)
+		log_warn("retire %s (%s): rmdir of its directory: %s", j->res.name, j->res.key, strerror(-e));
+	j->res.attributed = true;
+	retire_finish(j, o);
+	return true;
+}
+
+/* every retirement with a witness of its own that has its verdict now; the
+ * number still waiting for one */
+static unsigned judge_all_own(struct retire *r, int64_t now)
+{
+	unsigned waiting = 0;
+	struct retirement *j, *next;
+
+	for (j = r->all; j; j = next) {
+		next = j->next; /* retire_finish frees j */
+		if (j->phase == PH_VERIFY && j->own && !judge_own(j, now))
+			waiting += j->own;
+	}
+	return waiting;
 }
 
 static unsigned count_counted(const struct retire *r)
@@ -182,19 +261,36 @@ static void verify_later(struct retire *r, double after)
 	ev_timer_start(r->loop, &r->verify_timer);
 }
 
+/* only retirements with a witness of their own wait: the next look, backing off */
+static void verify_own_later(struct retire *r)
+{
+	r->backoff = r->backoff * 1.5 > VERIFY_MAX_S ? VERIFY_MAX_S : r->backoff * 1.5;
+	maybe_wb_cleanup(r, now_mono_us());
+	verify_later(r, r->backoff);
+}
+
 /* The verdicts a reading allows for the retirements it judges (counted). clean: no
  * rmdir was in flight while it was read, so every group of ours it counts
  * is one of those. */
 static void verify_with(struct retire *r, int e, struct cg_dying d, bool clean)
 {
-	unsigned n = count_counted(r), dying;
+	unsigned n, dying, own;
 	struct retirement *j;
 	int64_t now = now_mono_us();
 
+	r->verifying = true;
+	own = judge_all_own(r, now);
+	r->verifying = false;
+	n = count_counted(r);
 	const unsigned n0 = n;
 
-	if (n == 0)
+	if (n == 0) {
+		if (own)
+			verify_own_later(r);
+		else
+			retire_kick(r);
 		return;
+	}
 	if (e < 0) {
 		d.count = r->base + n; /* unreadable: nothing proven freed */
 		d.source = NULL;
@@ -235,9 +331,9 @@ static void verify_with(struct retire *r, int e, struct cg_dying d, bool clean)
 		n--;
 	}
 	r->verifying = false;
-	if (n > 0)
+	if (n + own > 0)
 		maybe_wb_cleanup(r, now);
-	if (n > 0) {
+	if (n + own > 0) {
 		r->backoff = r->backoff * 1.5 > VERIFY_MAX_S ? VERIFY_MAX_S : r->backoff * 1.5;
 		verify_later(r, r->backoff);
 	} else if (retire_count_phase(r, PH_VERIFY) > 0) {
@@ -247,6 +343,15 @@ static void verify_with(struct retire *r, int e, struct cg_dying d, bool clean)
 		r->settled_valid = clean;
 	}
 	retire_kick(r); /* what job_finish could not start */
+}
+
+/* a retirement without a witness of its own is being verified */
+static bool shared_due(const struct retire *r)
+{
+	for (const struct retirement *j = r->all; j; j = j->next)
+		if (j->phase == PH_VERIFY && !j->own)
+			return true;
+	return false;
 }
 
 void retire_verify_cb(struct ev_loop *loop, ev_timer *w, int revents)
@@ -262,6 +367,12 @@ void retire_verify_cb(struct ev_loop *loop, ev_timer *w, int revents)
 	/* after a baseline's reading, and once the rmdirs in flight are back
 	 * (none begins meanwhile): every group of ours the reading counts is
 	 * then one it judges */
+	if (!shared_due(r)) {
+		/* each one has a witness of its own: read here, no shared count */
+		r->verify_due = false;
+		verify_with(r, 0, (struct cg_dying){ 0 }, true);
+		return;
+	}
 	r->verify_due = true;
 	if (r->wit || r->rmdirs) {
 		verify_later(r, WITNESS_WAIT_S);
@@ -366,6 +477,11 @@ void retire_verify_add(struct retirement *rt, int64_t rmdir_us)
 	struct retire *r = rt->r;
 
 	retire_step(rt, RT_EV_REMOVED);
+	if (!rt->own) {
+		/* resumed after a restart: its directory, when there, is its witness */
+		struct cg_place pl;
+		rt->own = cg_slot_witness(r->cg, rt->res.name, &pl) == 0;
+	}
 	rt->rmdir_us = rmdir_us;
 	rt->deadline_us = rt->rmdir_us + (int64_t)rt->verify_timeout_ms * 1000;
 	/* the first look within VERIFY_FIRST_S, but at most one reading each

@@ -129,6 +129,8 @@ struct slot {
 	bool listed;              /* in one of those lists */
 	bool busy;                /* a kernel write for it runs on a worker: not handed out */
 	bool resume_retire;       /* start-up: a retirement the last daemon left unfinished */
+	bool legacy;              /* found without a run (an older cgpoold's slot): its directory keeps
+				   * that one's limits and charge, so it is retired once empty */
 	bool resume_now;          /* the retirement being started is such a one */
 	uint64_t scrub_bytes;     /* what the worker reclaims */
 	enum retire_mode retire_mode; /* how the pending retirement removes it */

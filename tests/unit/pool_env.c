@@ -183,12 +183,12 @@ struct slot *attach1(struct env *e, const char *key, pid_t pid)
 	return s;
 }
 
-/* the slot's cgroup path, "<root>/<name>" */
+/* the slot's run, where its processes and charges are: "<root>/<name>/run" */
 const char *cgpath(struct env *e, const char *name)
 {
 	static char buf[PATH_MAX + 64];
 
-	snprintf(buf, sizeof(buf), "%s/%s", e->root, name);
+	snprintf(buf, sizeof(buf), "%s/%s/run", e->root, name);
 	return buf;
 }
 
@@ -198,7 +198,7 @@ const char *slot_file(struct env *e, const char *name, const char *file)
 	static char buf[4096];
 	char p[PATH_MAX * 2];
 
-	snprintf(p, sizeof(p), "%s/%s/%s", e->mem_root, name, file);
+	snprintf(p, sizeof(p), "%s/%s/run/%s", e->mem_root, name, file);
 	if (cgsim_peek(e->sim, p, buf, sizeof(buf)) < 0)
 		return NULL;
 	buf[strcspn(buf, "\n")] = '\0';
@@ -210,7 +210,7 @@ const char *slot_file_in(struct env *e, const char *mount, const char *name, con
 	static char buf[4096];
 	char p[PATH_MAX * 2];
 
-	snprintf(p, sizeof(p), "%s%s/%s/%s", mount, e->root, name, file);
+	snprintf(p, sizeof(p), "%s%s/%s/run/%s", mount, e->root, name, file);
 	if (cgsim_peek(e->sim, p, buf, sizeof(buf)) < 0)
 		return NULL;
 	buf[strcspn(buf, "\n")] = '\0';

@@ -316,6 +316,8 @@ static void test_slots(void **state)
 	for (size_t i = 0; i < T.nmounts; i++) {
 		snprintf(p, sizeof(p), "%s%s/slot-a", T.mounts[i].point, T.root);
 		assert_true(exists(p));
+		strcat(p, "/run"); /* the processes' cgroup, below the slot's directory */
+		assert_true(exists(p));
 		if (!T.mounts[i].memory) {
 			assert_int_equal(rmdir(p), 0);
 			assert_int_equal(cg_slot_create(T.cg, "slot-a"), 0);
@@ -611,7 +613,7 @@ static void test_kept_files(void **state)
 	assert_int_equal(cg_slot_nprocs(T.cg, "slot-f", &nprocs), 0);
 	assert_int_equal(nprocs, 0); /* read now, not a list kept from before */
 	for (size_t i = 0; i < T.nmounts; i++) {
-		snprintf(p, sizeof(p), "%s%s/slot-f", T.mounts[i].point, T.root);
+		snprintf(p, sizeof(p), "%s%s/slot-f/run", T.mounts[i].point, T.root);
 		assert_int_equal(rmdir(p), 0);
 		assert_int_equal(mkdir(p, 0755), 0);
 	}
@@ -621,7 +623,7 @@ static void test_kept_files(void **state)
 	assert_int_equal(nprocs, 1);
 	for (size_t i = 0; i < T.nmounts; i++) {
 		char procs[64] = "";
-		snprintf(p, sizeof(p), "%s%s/slot-f/cgroup.procs", T.mounts[i].point, T.root);
+		snprintf(p, sizeof(p), "%s%s/slot-f/run/cgroup.procs", T.mounts[i].point, T.root);
 		assert_true(file_read(p, procs, sizeof(procs)) > 0);
 		assert_int_equal(atoi(procs), pid);
 	}

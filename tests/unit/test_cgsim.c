@@ -192,11 +192,12 @@ static void test_rmdir_rules(void **state)
 	pid = cgsim_spawn(t.sim, "/");
 	assert_true(pid > 0);
 	assert_int_equal(cg_slot_attach(t.cg, "a", pid), 0);
-	assert_int_equal(t.ops->rmdir(t.sim, P(&t, "a")), -EBUSY); /* processes */
+	assert_int_equal(t.ops->rmdir(t.sim, P(&t, "a/run")), -EBUSY); /* processes */
 	assert_int_equal(cgsim_exit(t.sim, pid), 0);
-	assert_int_equal(t.ops->mkdir(t.sim, P(&t, "a/b")), 0);
-	assert_int_equal(t.ops->rmdir(t.sim, P(&t, "a")), -EBUSY); /* a child */
-	assert_int_equal(t.ops->rmdir(t.sim, P(&t, "a/b")), 0);
+	assert_int_equal(t.ops->mkdir(t.sim, P(&t, "a/run/b")), 0);
+	assert_int_equal(t.ops->rmdir(t.sim, P(&t, "a/run")), -EBUSY); /* a child */
+	assert_int_equal(t.ops->rmdir(t.sim, P(&t, "a/run/b")), 0);
+	assert_int_equal(t.ops->rmdir(t.sim, P(&t, "a/run")), 0);
 	assert_int_equal(t.ops->rmdir(t.sim, P(&t, "a")), 0); /* dying children do not count */
 	assert_int_equal(t.ops->rmdir(t.sim, P(&t, "a")), -ENOENT);
 	assert_int_equal(cg_slot_list(t.cg, "", count, &n), 0);
@@ -224,8 +225,14 @@ static void test_reparent_v2(void **state)
 
 	t_open(&t, &o);
 	assert_int_equal(cg_slot_create(t.cg, "s"), 0);
-	assert_int_equal(cgsim_charge(t.sim, C(&t, "s"), 4 * MiB, 1 * MiB), 0);
+	assert_int_equal(cgsim_charge(t.sim, C(&t, "s/run"), 4 * MiB, 1 * MiB), 0);
 	assert_int_equal(key(&t, P(&t, "memory.stat"), "file"), 4 * MiB);
+	assert_int_equal(dying(&t), 0);
+	assert_int_equal(cg_slot_rmdir(t.cg, "s"), 0);
+	/* the run's pages are its directory's now */
+	assert_int_equal(cgsim_memory(t.sim, C(&t, "s"), &m), 0);
+	assert_int_equal(m.file, 4 * MiB);
+	assert_int_equal(dying(&t), 1);
 	assert_int_equal(dying(&t), 0);
 	assert_int_equal(cg_slot_remove(t.cg, "s"), 0);
 	/* the pages are the parent's now; nothing visible changes in its memory.stat */
@@ -248,8 +255,8 @@ static void test_pin_v2(void **state)
 
 	t_open(&t, &o);
 	assert_int_equal(cg_slot_create(t.cg, "s"), 0);
-	assert_int_equal(cgsim_charge(t.sim, C(&t, "s"), 4 * MiB, 0), 0);
-	assert_int_equal(cg_slot_remove(t.cg, "s"), 0);
+	assert_int_equal(cgsim_charge(t.sim, C(&t, "s/run"), 4 * MiB, 0), 0);
+	assert_int_equal(cg_slot_rmdir(t.cg, "s"), 0);
 	for (int i = 0; i < 5; i++)
 		assert_int_equal(dying(&t), 1);
 	assert_int_equal(key(&t, P(&t, "cgroup.stat"), "nr_dying_subsys_memory"), 1);
@@ -265,8 +272,8 @@ static void test_pin_v2(void **state)
 
 	/* anon cannot be reclaimed without swap: it stays pinned */
 	assert_int_equal(cg_slot_create(t.cg, "t"), 0);
-	assert_int_equal(cgsim_charge(t.sim, C(&t, "t"), 0, 1 * MiB), 0);
-	assert_int_equal(cg_slot_remove(t.cg, "t"), 0);
+	assert_int_equal(cgsim_charge(t.sim, C(&t, "t/run"), 0, 1 * MiB), 0);
+	assert_int_equal(cg_slot_rmdir(t.cg, "t"), 0);
 	assert_int_equal(t.ops->write(t.sim, P(&t, "memory.reclaim"), "1M"), -EAGAIN);
 	assert_int_equal(dying(&t), 1);
 	assert_int_equal(dying(&t), 1);
@@ -276,7 +283,7 @@ static void test_pin_v2(void **state)
 
 	/* no charges: freed after the lag */
 	assert_int_equal(cg_slot_create(t.cg, "u"), 0);
-	assert_int_equal(cg_slot_remove(t.cg, "u"), 0);
+	assert_int_equal(cg_slot_rmdir(t.cg, "u"), 0);
 	assert_int_equal(dying(&t), 1);
 	assert_int_equal(dying(&t), 0);
 	t_close(&t);
@@ -286,18 +293,25 @@ static void test_pin_v2(void **state)
 static void test_v1_witnesses(void **state)
 {
 	struct cgsim_opts o = opts(CGSIM_HYBRID, CGSIM_REPARENT);
+	struct cg_place pl;
 	uint64_t local;
 	struct t t;
 
 	t_open(&t, &o);
 	assert_int_equal(cg_slot_create(t.cg, "s"), 0);
-	assert_int_equal(cgsim_charge(t.sim, C(&t, "s"), 4 * MiB, 0), 0);
-	assert_int_equal(cg_root_local_lru(t.cg, &local), 0);
-	assert_int_equal(local, 0);
+	assert_int_equal(cgsim_charge(t.sim, C(&t, "s/run"), 4 * MiB, 0), 0);
+	assert_int_equal(cg_slot_witness(t.cg, "s", &pl), 0);
+	assert_int_equal(pl.local, 0);
+	assert_int_equal(pl.charged, 4 * MiB);
+	assert_int_equal(dying(&t), 0);
+	assert_int_equal(cg_slot_rmdir(t.cg, "s"), 0);
+	assert_int_equal(cg_slot_witness(t.cg, "s", &pl), 0);
+	assert_int_equal(pl.local, 4 * MiB); /* the parent's own cache grew */
+	assert_int_equal(dying(&t), 1);
 	assert_int_equal(dying(&t), 0);
 	assert_int_equal(cg_slot_remove(t.cg, "s"), 0);
 	assert_int_equal(cg_root_local_lru(t.cg, &local), 0);
-	assert_int_equal(local, 4 * MiB); /* the parent's own cache grew */
+	assert_int_equal(local, 4 * MiB); /* and the pool root's, from its removed child */
 	assert_int_equal(key(&t, P(&t, "memory.stat"), "total_cache"), 4 * MiB);
 	assert_int_equal(dying(&t), 1);
 	assert_int_equal(dying(&t), 0);
@@ -306,8 +320,11 @@ static void test_v1_witnesses(void **state)
 	o = opts(CGSIM_HYBRID, CGSIM_PIN);
 	t_open(&t, &o);
 	assert_int_equal(cg_slot_create(t.cg, "s"), 0);
-	assert_int_equal(cgsim_charge(t.sim, C(&t, "s"), 4 * MiB, 0), 0);
-	assert_int_equal(cg_slot_remove(t.cg, "s"), 0);
+	assert_int_equal(cgsim_charge(t.sim, C(&t, "s/run"), 4 * MiB, 0), 0);
+	assert_int_equal(cg_slot_rmdir(t.cg, "s"), 0);
+	assert_int_equal(cg_slot_witness(t.cg, "s", &pl), 0);
+	assert_int_equal(pl.local, 0);
+	assert_int_equal(pl.charged, 4 * MiB); /* still charged below it */
 	assert_int_equal(cg_root_local_lru(t.cg, &local), 0);
 	assert_int_equal(local, 0);
 	assert_int_equal(dying(&t), 1);
@@ -331,7 +348,7 @@ static void test_lag(void **state)
 	t_open(&t, &o);
 	stat = P(&t, "cgroup.stat");
 	assert_int_equal(cg_slot_create(t.cg, "s"), 0);
-	assert_int_equal(cg_slot_remove(t.cg, "s"), 0);
+	assert_int_equal(cg_slot_rmdir(t.cg, "s"), 0);
 	/* cgsim_peek consumes nothing */
 	assert_int_equal(key(&t, stat, "nr_dying_descendants"), 1);
 	assert_int_equal(key(&t, stat, "nr_dying_subsys_memory"), 0);
@@ -347,7 +364,7 @@ static void test_lag(void **state)
 	o.subsys_lag = 0;
 	t_open(&t, &o);
 	assert_int_equal(cg_slot_create(t.cg, "s"), 0);
-	assert_int_equal(cg_slot_remove(t.cg, "s"), 0);
+	assert_int_equal(cg_slot_rmdir(t.cg, "s"), 0);
 	assert_int_equal(dying(&t), 0);
 	t_close(&t);
 }
@@ -361,12 +378,12 @@ static void test_dirty_reparent(void **state)
 
 	t_open(&t, &o);
 	assert_int_equal(cg_slot_create(t.cg, "s"), 0);
-	assert_int_equal(cgsim_charge_dirty(t.sim, C(&t, "s"), 1 * MiB), 0);
-	assert_int_equal(key(&t, P(&t, "s/memory.stat"), "file_dirty"), 1 * MiB);
-	assert_int_equal(t.ops->write(t.sim, P(&t, "s/memory.reclaim"), "1M"), -EAGAIN); /* dirty: skipped */
-	assert_int_equal(cg_slot_remove(t.cg, "s"), 0);
-	assert_int_equal(cgsim_memory(t.sim, t.cgroot, &m), 0);
-	assert_int_equal(m.dirty, 1 * MiB); /* the pages moved */
+	assert_int_equal(cgsim_charge_dirty(t.sim, C(&t, "s/run"), 1 * MiB), 0);
+	assert_int_equal(key(&t, P(&t, "s/run/memory.stat"), "file_dirty"), 1 * MiB);
+	assert_int_equal(t.ops->write(t.sim, P(&t, "s/run/memory.reclaim"), "1M"), -EAGAIN); /* dirty: skipped */
+	assert_int_equal(cg_slot_rmdir(t.cg, "s"), 0);
+	assert_int_equal(cgsim_memory(t.sim, C(&t, "s"), &m), 0);
+	assert_int_equal(m.dirty, 1 * MiB); /* the pages moved to its directory */
 	assert_int_equal(dying(&t), 1);
 	assert_int_equal(dying(&t), 1); /* the memcg did not */
 	assert_int_equal(cgsim_writeback(t.sim, NULL), 1 * MiB);
@@ -399,13 +416,13 @@ static void test_faults(void **state)
 	assert_int_equal(cgsim_fail(t.sim, CGSIM_OP_WRITE, "/memory.reclaim", -EAGAIN, CGSIM_FOREVER), 0);
 	for (int i = 0; i < 3; i++)
 		assert_int_equal(cg_slot_reclaim(t.cg, "s", 4096), -EAGAIN);
-	assert_string_equal(cgsim_last_write(t.sim, "/s/memory.reclaim", &res), "4096");
+	assert_string_equal(cgsim_last_write(t.sim, "/s/run/memory.reclaim", &res), "4096");
 	assert_int_equal(res, -EAGAIN);
-	assert_int_equal(cgsim_fail(t.sim, CGSIM_OP_READ, "/s/memory.current", -EIO, 1), 0);
+	assert_int_equal(cgsim_fail(t.sim, CGSIM_OP_READ, "/s/run/memory.current", -EIO, 1), 0);
 	assert_int_equal(cg_slot_memory(t.cg, "s", &mem), -EIO);
 	assert_int_equal(cg_slot_memory(t.cg, "s", &mem), 0);
 	/* a glob on the whole path */
-	assert_int_equal(cgsim_fail(t.sim, CGSIM_OP_WRITE, "/sys/fs/cgroup/*/s/memory.max", -EPERM, 1), 0);
+	assert_int_equal(cgsim_fail(t.sim, CGSIM_OP_WRITE, "/sys/fs/cgroup/*/s/run/memory.max", -EPERM, 1), 0);
 	assert_int_equal(cg_slot_set(t.cg, "s", "memory.max", "1G"), -EPERM);
 	assert_int_equal(cg_slot_set(t.cg, "s", "memory.max", "1G"), 0);
 	cgsim_fail_clear(t.sim);
@@ -420,7 +437,7 @@ static void test_faults(void **state)
 	t0 = now_mono_us();
 	assert_int_equal(cg_slot_reclaim(t.cg, "s", 0), 0);
 	assert_true(now_mono_us() - t0 < 50000);
-	assert_true(cgsim_calls(t.sim, CGSIM_OP_WRITE, "/s/memory.reclaim") >= 6);
+	assert_true(cgsim_calls(t.sim, CGSIM_OP_WRITE, "/s/run/memory.reclaim") >= 6);
 	cgsim_calls_clear(t.sim);
 	assert_int_equal(cgsim_calls(t.sim, CGSIM_OP_ANY, NULL), 0);
 	t_close(&t);
@@ -437,7 +454,7 @@ static void test_processes(void **state)
 
 	t_open(&t, &o);
 	assert_int_equal(cg_slot_create(t.cg, "s"), 0);
-	assert_int_equal(t.ops->write(t.sim, P(&t, "s/cgroup.procs"), "abc"), -EINVAL);
+	assert_int_equal(t.ops->write(t.sim, P(&t, "s/run/cgroup.procs"), "abc"), -EINVAL);
 	assert_int_equal(cg_slot_attach(t.cg, "s", getppid()), -ESRCH); /* not the sim's */
 	pid = cgsim_spawn(t.sim, "/");
 	assert_true(pid > 0);
@@ -451,17 +468,17 @@ static void test_processes(void **state)
 	assert_int_equal(n, 1);
 	snprintf(p, sizeof(p), "/proc/%d/cgroup", (int)pid);
 	assert_true(t.ops->read(t.sim, p, buf, sizeof(buf)) > 0);
-	assert_string_equal(buf, "0::/user.slice/cgsim.scope/s\n");
+	assert_string_equal(buf, "0::/user.slice/cgsim.scope/s/run\n");
 	/* v2: no processes in an inner cgroup with domain controllers on */
 	assert_int_equal(t.ops->write(t.sim, P(&t, "cgroup.procs"), buf), -EINVAL);
 	snprintf(buf, sizeof(buf), "%d", (int)pid);
 	assert_int_equal(t.ops->write(t.sim, P(&t, "cgroup.procs"), buf), -EBUSY);
-	assert_int_equal(t.ops->write(t.sim, P(&t, "s/cgroup.subtree_control"), "+memory"), -EBUSY);
-	assert_int_equal(t.ops->write(t.sim, P(&t, "s/cgroup.subtree_control"), "+rdma"), -ENOENT);
-	assert_int_equal(t.ops->write(t.sim, P(&t, "s/memory.current"), "0"), -EACCES);
-	assert_int_equal(t.ops->read(t.sim, P(&t, "s/memory.reclaim"), buf, sizeof(buf)), -EACCES);
+	assert_int_equal(t.ops->write(t.sim, P(&t, "s/run/cgroup.subtree_control"), "+memory"), -EBUSY);
+	assert_int_equal(t.ops->write(t.sim, P(&t, "s/run/cgroup.subtree_control"), "+rdma"), -ENOENT);
+	assert_int_equal(t.ops->write(t.sim, P(&t, "s/run/memory.current"), "0"), -EACCES);
+	assert_int_equal(t.ops->read(t.sim, P(&t, "s/run/memory.reclaim"), buf, sizeof(buf)), -EACCES);
 	/* cgroup.kill */
-	assert_int_equal(t.ops->write(t.sim, P(&t, "s/cgroup.kill"), "1"), 0);
+	assert_int_equal(t.ops->write(t.sim, P(&t, "s/run/cgroup.kill"), "1"), 0);
 	assert_int_equal(kill(pid, 0), -1);
 	assert_int_equal(cg_slot_populated(t.cg, "s", &populated), 0);
 	assert_false(populated);
@@ -474,7 +491,7 @@ static void test_processes(void **state)
 	}
 	assert_int_equal(cgsim_adopt(t.sim, own, "/"), 0);
 	assert_int_equal(cg_slot_attach(t.cg, "s", own), 0);
-	assert_int_equal(cgsim_nprocs(t.sim, C(&t, "s"), &n), 0);
+	assert_int_equal(cgsim_nprocs(t.sim, C(&t, "s/run"), &n), 0);
 	assert_int_equal(n, 1);
 	assert_int_equal(cgsim_exit(t.sim, own), 0); /* forgotten, not killed */
 	assert_int_equal(kill(own, 0), 0);
@@ -500,23 +517,23 @@ static void test_peak(void **state)
 
 	t_open(&t, &o);
 	assert_int_equal(cg_slot_create(t.cg, "s"), 0);
-	assert_int_equal(cgsim_charge(t.sim, C(&t, "s"), 0, 2 * MiB), 0);
+	assert_int_equal(cgsim_charge(t.sim, C(&t, "s/run"), 0, 2 * MiB), 0);
 	assert_int_equal(cg_slot_reset_peak(t.cg, "s"), 0);
-	assert_int_equal(cgsim_uncharge(t.sim, C(&t, "s"), 0, 2 * MiB), 0);
-	assert_int_equal(cgsim_charge(t.sim, C(&t, "s"), 0, 1 * MiB), 0);
+	assert_int_equal(cgsim_uncharge(t.sim, C(&t, "s/run"), 0, 2 * MiB), 0);
+	assert_int_equal(cgsim_charge(t.sim, C(&t, "s/run"), 0, 1 * MiB), 0);
 	assert_int_equal(cg_slot_memory(t.cg, "s", &m), 0);
 	assert_int_equal(m.peak, 2 * MiB); /* the usage at the reset */
 	assert_int_equal(cg_slot_reset_peak(t.cg, "s"), 0);
-	assert_int_equal(cgsim_charge(t.sim, C(&t, "s"), 0, MiB / 2), 0);
+	assert_int_equal(cgsim_charge(t.sim, C(&t, "s/run"), 0, MiB / 2), 0);
 	assert_int_equal(cg_slot_memory(t.cg, "s", &m), 0);
 	assert_int_equal(m.peak, 3 * MiB / 2);
 	assert_int_equal(m.current, 3 * MiB / 2);
-	assert_int_equal(key(&t, P(&t, "s/memory.stat"), "anon"), 3 * MiB / 2);
+	assert_int_equal(key(&t, P(&t, "s/run/memory.stat"), "anon"), 3 * MiB / 2);
 	/* the file itself: the peak since the cgroup was made */
-	assert_int_equal(cgsim_charge(t.sim, C(&t, "s"), 0, 0), 0);
+	assert_int_equal(cgsim_charge(t.sim, C(&t, "s/run"), 0, 0), 0);
 	{
 		char buf[64];
-		assert_true(t.ops->read(t.sim, P(&t, "s/memory.peak"), buf, sizeof(buf)) > 0);
+		assert_true(t.ops->read(t.sim, P(&t, "s/run/memory.peak"), buf, sizeof(buf)) > 0);
 		assert_int_equal(strtoull(buf, NULL, 10), 2 * MiB);
 	}
 	t_close(&t);
@@ -525,8 +542,8 @@ static void test_peak(void **state)
 	t_open(&t, &o);
 	assert_int_equal(cg_slot_create(t.cg, "s"), 0);
 	assert_int_equal(cg_slot_reset_peak(t.cg, "s"), -EOPNOTSUPP);
-	assert_int_equal(cgsim_charge(t.sim, C(&t, "s"), 0, 2 * MiB), 0);
-	assert_int_equal(cgsim_uncharge(t.sim, C(&t, "s"), 0, 2 * MiB), 0);
+	assert_int_equal(cgsim_charge(t.sim, C(&t, "s/run"), 0, 2 * MiB), 0);
+	assert_int_equal(cgsim_uncharge(t.sim, C(&t, "s/run"), 0, 2 * MiB), 0);
 	assert_int_equal(cg_slot_memory(t.cg, "s", &m), 0);
 	assert_int_equal(m.peak, 2 * MiB);
 	t_close(&t);
@@ -604,29 +621,29 @@ static void test_values(void **state)
 	t_open(&t, &o);
 	assert_int_equal(cg_slot_create(t.cg, "s"), 0);
 	assert_int_equal(cg_slot_set(t.cg, "s", "memory.max", "1G"), 0);
-	assert_true(cgsim_peek(t.sim, P(&t, "s/memory.limit_in_bytes"), buf, sizeof(buf)) > 0);
+	assert_true(cgsim_peek(t.sim, P(&t, "s/run/memory.limit_in_bytes"), buf, sizeof(buf)) > 0);
 	assert_string_equal(buf, "1073741824\n");
 	assert_int_equal(cg_slot_set(t.cg, "s", "memory.max", "max"), 0);
-	assert_true(cgsim_peek(t.sim, P(&t, "s/memory.limit_in_bytes"), buf, sizeof(buf)) > 0);
+	assert_true(cgsim_peek(t.sim, P(&t, "s/run/memory.limit_in_bytes"), buf, sizeof(buf)) > 0);
 	assert_string_equal(buf, "9223372036854771712\n");
 	assert_int_equal(cg_slot_set(t.cg, "s", "pids.max", "64"), 0);
-	assert_true(cgsim_peek(t.sim, "/sys/fs/cgroup/pids/user.slice/cgsim.scope/s/pids.max", buf, sizeof(buf)) > 0);
+	assert_true(cgsim_peek(t.sim, "/sys/fs/cgroup/pids/user.slice/cgsim.scope/s/run/pids.max", buf, sizeof(buf)) > 0);
 	assert_string_equal(buf, "64\n");
-	assert_int_equal(t.ops->write(t.sim, "/sys/fs/cgroup/pids/user.slice/cgsim.scope/s/pids.max", "-5"), -EINVAL);
+	assert_int_equal(t.ops->write(t.sim, "/sys/fs/cgroup/pids/user.slice/cgsim.scope/s/run/pids.max", "-5"), -EINVAL);
 	t_close(&t);
 
 	o = opts(CGSIM_V2, CGSIM_REPARENT);
 	t_open(&t, &o);
 	assert_int_equal(cg_slot_create(t.cg, "s"), 0);
-	assert_int_equal(t.ops->write(t.sim, P(&t, "s/memory.max"), "5000"), 0);
-	assert_true(cgsim_peek(t.sim, P(&t, "s/memory.max"), buf, sizeof(buf)) > 0);
+	assert_int_equal(t.ops->write(t.sim, P(&t, "s/run/memory.max"), "5000"), 0);
+	assert_true(cgsim_peek(t.sim, P(&t, "s/run/memory.max"), buf, sizeof(buf)) > 0);
 	assert_string_equal(buf, "4096\n"); /* pages */
-	assert_int_equal(t.ops->write(t.sim, P(&t, "s/memory.high"), "abc"), -EINVAL);
-	assert_int_equal(t.ops->write(t.sim, P(&t, "s/memory.high"), "2M\n"), 0);
-	assert_true(cgsim_peek(t.sim, P(&t, "s/memory.high"), buf, sizeof(buf)) > 0);
+	assert_int_equal(t.ops->write(t.sim, P(&t, "s/run/memory.high"), "abc"), -EINVAL);
+	assert_int_equal(t.ops->write(t.sim, P(&t, "s/run/memory.high"), "2M\n"), 0);
+	assert_true(cgsim_peek(t.sim, P(&t, "s/run/memory.high"), buf, sizeof(buf)) > 0);
 	assert_string_equal(buf, "2097152\n");
 	/* files of controllers not enabled do not exist */
-	assert_int_equal(t.ops->read(t.sim, P(&t, "s/cpu.max"), buf, sizeof(buf)), -ENOENT);
+	assert_int_equal(t.ops->read(t.sim, P(&t, "s/run/cpu.max"), buf, sizeof(buf)), -ENOENT);
 	assert_int_equal(t.ops->read(t.sim, "/proc/cgroups", buf, sizeof(buf)) > 0, 1);
 	t_close(&t);
 }

@@ -338,7 +338,7 @@ static json_t *status_run(bool peak_reset)
 	assert_true(pid > 0);
 	assert_int_equal(pool_attach(e->pool, "job", NULL, &pid, 1, &s, &bad), 0);
 	assert_non_null(s);
-	snprintf(path, sizeof(path), "%s/%s", cg_get_info(e->cg)->root, s->name);
+	snprintf(path, sizeof(path), "%s/%s/run", cg_get_info(e->cg)->root, s->name);
 	assert_int_equal(cgsim_charge(e->sim, path, 0, 4 << 20), 0);
 	assert_int_equal(cgsim_exit(e->sim, pid), 0); /* the run's end samples it */
 	while (s->state != SLOT_IDLE && now_mono_us() < end)

@@ -156,7 +156,7 @@ static void test_half_moved(void **state)
 		skip();
 	env_start(e);
 	pid = spawn(e, "/");
-	assert_int_equal(cgsim_fail(e->sim, CGSIM_OP_WRITE, UNIFIED "/*/slot-*/cgroup.procs", -EACCES, 1), 0);
+	assert_int_equal(cgsim_fail(e->sim, CGSIM_OP_WRITE, UNIFIED "/*/slot-*/run/cgroup.procs", -EACCES, 1), 0);
 	assert_int_equal(pool_attach(e->pool, "web", NULL, &pid, 1, &s, &bad), -EACCES);
 	assert_null(pool_find(e->pool, "web"));
 	for (unsigned i = 0; i < 2; i++) {
@@ -180,7 +180,7 @@ static void test_failed_removal_whole(void **state)
 
 	env_start(e);
 	s = run_and_idle(e, "web", 0, 0);
-	snprintf(events, sizeof(events), "%s%s/%s/cgroup.events", hybrid(e) ? UNIFIED : "/sys/fs/cgroup", e->root,
+	snprintf(events, sizeof(events), "%s%s/%s/run/cgroup.events", hybrid(e) ? UNIFIED : "/sys/fs/cgroup", e->root,
 		 s->name);
 	assert_int_equal(cgsim_fail(e->sim, CGSIM_OP_RMDIR, hybrid(e) ? "/sys/fs/cgroup/memory/*/slot-*" : "*/slot-*", -EBUSY,
 				    CGSIM_FOREVER), 0);

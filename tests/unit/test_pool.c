@@ -57,7 +57,7 @@ static void test_warm_at_start(void **state)
 		assert_int_equal(s->state, SLOT_WARM);
 		assert_true(cgsim_exists(e->sim, cgpath(e, s->name)));
 		/* the slot's id is its memory cgroup's inode */
-		snprintf(p, sizeof(p), "%s/%s", e->mem_root, s->name);
+		snprintf(p, sizeof(p), "%s/%s/run", e->mem_root, s->name);
 		assert_int_equal(cgsim_ops(e->sim)->inode(e->sim, p, &ino), 0);
 		assert_int_equal(s->cgroup_id, ino);
 	}
@@ -218,7 +218,7 @@ static void test_max_slots(void **state)
 	assert_false(cgsim_exists(e->sim, cgpath(e, "slot-3")));
 	assert_int_equal(cgsim_calls(e->sim, CGSIM_OP_MKDIR, "/slot-3"), 0);
 	/* the process stayed where it was */
-	assert_int_equal(cgsim_calls(e->sim, CGSIM_OP_WRITE, "*/slot-*/cgroup.procs"), 3 * (hybrid(e) ? 3 : 1));
+	assert_int_equal(cgsim_calls(e->sim, CGSIM_OP_WRITE, "*/slot-*/run/cgroup.procs"), 3 * (hybrid(e) ? 3 : 1));
 }
 
 static struct conf_class *add_class(struct env *e, const char *name, const char *match)
@@ -267,7 +267,7 @@ static void test_bad_pid(void **state)
 	assert_null(s);
 	assert_null(pool_find(e->pool, "web"));
 	assert_int_equal(count(e, SLOT_WARM), 2);
-	assert_int_equal(cgsim_calls(e->sim, CGSIM_OP_WRITE, "*/slot-*/cgroup.procs"), 1);
+	assert_int_equal(cgsim_calls(e->sim, CGSIM_OP_WRITE, "*/slot-*/run/cgroup.procs"), 1);
 
 	/* the second of two goes: the first is in, so the slot runs it */
 	pids[0] = spawn(e, "/");
@@ -329,7 +329,7 @@ static void test_class(void **state)
 	add_res(c, "pids.max", "64");
 	env_start(e);
 	e->seen[0] = '\0';
-	cgsim_on_write(e->sim, "/slot-0/cgroup.procs", limit_at_attach, e);
+	cgsim_on_write(e->sim, "/slot-0/run/cgroup.procs", limit_at_attach, e);
 	s = attach1(e, "slurm.4711", spawn(e, "/"));
 	cgsim_on_write(e->sim, NULL, NULL, NULL);
 	assert_string_equal(s->name, "slot-0");
@@ -370,10 +370,10 @@ static void test_idle_recycle(void **state)
 	assert_int_equal(m.file, 0);
 	assert_int_equal(m.anon, 256 * KiB);
 	if (hybrid(e)) {
-		assert_string_equal(cgsim_last_write(e->sim, "/slot-0/memory.force_empty", &res), "0");
+		assert_string_equal(cgsim_last_write(e->sim, "/slot-0/run/memory.force_empty", &res), "0");
 		assert_int_equal(res, 0);
 	} else {
-		assert_string_equal(cgsim_last_write(e->sim, "/slot-0/memory.reclaim", &res), "4456448");
+		assert_string_equal(cgsim_last_write(e->sim, "/slot-0/run/memory.reclaim", &res), "4456448");
 		assert_int_equal(res, -EAGAIN); /* less than asked: the anon part */
 	}
 	/* limits back to the defaults */
@@ -462,7 +462,7 @@ static unsigned current_reads(struct env *e, const char *name)
 {
 	char pat[64];
 
-	snprintf(pat, sizeof(pat), "/%s/memory.current", name ? name : "*");
+	snprintf(pat, sizeof(pat), "/%s/run/memory.current", name ? name : "*");
 	return cgsim_calls(e->sim, CGSIM_OP_READ, name ? pat : "/memory.current");
 }
 
@@ -801,12 +801,12 @@ static void test_fault_events_read(void **state)
 	pid = spawn(e, "/");
 	s = attach1(e, "web", pid);
 	/* the read after the run's end fails once: the end is not lost */
-	cgsim_fail(e->sim, CGSIM_OP_READ, "*/slot-0/cgroup.events", -EIO, 1);
+	cgsim_fail(e->sim, CGSIM_OP_READ, "*/slot-0/run/cgroup.events", -EIO, 1);
 	assert_int_equal(cgsim_exit(e->sim, pid), 0);
 	assert_non_null(pump_until(e, "web", SLOT_IDLE, 3.0));
 	assert_int_equal(s->state, SLOT_IDLE);
 	assert_int_equal(s->runs, 1);
-	assert_int_equal(cgsim_calls(e->sim, CGSIM_OP_READ, "*/slot-0/cgroup.events") >= 2, 1);
+	assert_int_equal(cgsim_calls(e->sim, CGSIM_OP_READ, "*/slot-0/run/cgroup.events") >= 2, 1);
 }
 
 /* the population unreadable at start-up: the saved state stands, and no
@@ -828,8 +828,8 @@ static void test_fault_events_at_start(void **state)
 	/* down: web keeps running; a run of db starts; db's idle time runs out */
 	pdb = spawn(e, cgpath(e, "slot-1"));
 	e->conf->pool.idle_timeout_ms = 50;
-	cgsim_fail(e->sim, CGSIM_OP_READ, "*/slot-0/cgroup.events", -EIO, 2);
-	cgsim_fail(e->sim, CGSIM_OP_READ, "*/slot-1/cgroup.events", -EIO, 2);
+	cgsim_fail(e->sim, CGSIM_OP_READ, "*/slot-0/run/cgroup.events", -EIO, 2);
+	cgsim_fail(e->sim, CGSIM_OP_READ, "*/slot-1/run/cgroup.events", -EIO, 2);
 	cgsim_calls_clear(e->sim);
 	env_start(e);
 	web = pool_find(e->pool, "web");
@@ -956,7 +956,7 @@ static void test_slow_writes_on_workers(void **state)
 	assert_true(ms_since(t0) >= 290);
 
 	/* b's slot is recycled with 4 MiB of cache; its reclaim takes 400 ms */
-	assert_int_equal(cgsim_set_delay(e->sim, hybrid(e) ? "/slot-1/memory.force_empty" : "/slot-1/memory.reclaim",
+	assert_int_equal(cgsim_set_delay(e->sim, hybrid(e) ? "/slot-1/run/memory.force_empty" : "/slot-1/run/memory.reclaim",
 					 400000), 0);
 	c = run_and_idle(e, "c", 4 * MiB, 0); /* slot-2 */
 	assert_string_equal(c->name, "slot-2");

@@ -238,11 +238,21 @@ static bool wait_done(struct env *e, const struct done *d, size_t n, double time
 	return true;
 }
 
-static const char *cgpath(struct env *e, const char *name)
+/* a directory below the pool root */
+static const char *rootpath(struct env *e, const char *name)
 {
 	static char buf[PATH_MAX + 64];
 
 	snprintf(buf, sizeof(buf), "%s/%s", e->root, name);
+	return buf;
+}
+
+/* the slot's run */
+static const char *cgpath(struct env *e, const char *name)
+{
+	static char buf[PATH_MAX + 64];
+
+	snprintf(buf, sizeof(buf), "%s/%s/run", e->root, name);
 	return buf;
 }
 
@@ -281,7 +291,7 @@ static unsigned reclaims(struct env *e, const char *name)
 {
 	char pat[128];
 
-	snprintf(pat, sizeof(pat), "/%s/%s", name, reclaim_file(e));
+	snprintf(pat, sizeof(pat), "/%s/run/%s", name, reclaim_file(e));
 	return cgsim_calls(e->sim, CGSIM_OP_WRITE, pat) / (e->prm->no_memory_reclaim ? 2 : 1);
 }
 
@@ -289,7 +299,7 @@ static unsigned rmdirs(struct env *e, const char *name)
 {
 	char pat[128];
 
-	snprintf(pat, sizeof(pat), "/%s", name);
+	snprintf(pat, sizeof(pat), "/%s/run", name);
 	return cgsim_calls(e->sim, CGSIM_OP_RMDIR, pat);
 }
 
@@ -378,16 +388,10 @@ static void test_modes_outcomes(void **state)
 		for (enum content c = EMPTY; c < N_CONTENT; c++) {
 			char name[32], what[160];
 			unsigned nrec;
-			/* v1: pages on the pool root's own counters are believed only
-			 * with the probe's yes (anything in the root moves them); v2: a
-			 * group removed with pages is not taken as freed from the count
-			 * where the probe said no */
-			enum cgsim_kernel k = (v1(e) && mc->lru != LRU_YES) || (!v1(e) && mc->lru == LRU_NO)
-						      ? CGSIM_PIN : e->prm->kernel;
+			/* each slot's directory witnesses its run alone: the kernel's
+			 * own verdict, whatever the probe said */
+			enum cgsim_kernel k = e->prm->kernel;
 			struct expect x = expected(k, mc->carried_out, c, &nrec);
-			/* the verdict is the probe's where the count says otherwise: not attributed */
-			if (k != e->prm->kernel && x.outcome == OUTCOME_PINNED)
-				x.attributed = false;
 			struct retire_result res;
 
 			snprintf(name, sizeof(name), "slot-%u", n++);
@@ -403,8 +407,7 @@ static void test_modes_outcomes(void **state)
 			if (x.outcome == OUTCOME_REPARENTED || (x.outcome == OUTCOME_DRAINED && x.lru))
 				assert_int_equal(after.file + after.anon - before.file - before.anon, x.lru);
 			expect_res(what, &res, &x);
-			if (!res.evidence[0] || (res.outcome == OUTCOME_PINNED && res.lru_bytes && mc->lru == LRU_NO &&
-						 !strstr(res.evidence, "probe found")))
+			if (!strstr(res.evidence, "its own directory"))
 				fail_msg("%s: evidence \"%s\"", what, res.evidence);
 			if (x.outcome != OUTCOME_PINNED && res.elapsed_ms >= VERIFY_MS)
 				fail_msg("%s: freed, but the verdict took %lld ms", what, (long long)res.elapsed_ms);
@@ -436,8 +439,11 @@ static void test_modes_outcomes(void **state)
 	assert_int_equal(st.pinned_bytes, pinned_bytes);
 	assert_int_equal(st.in_flight, 0);
 	assert_true(cgsim_exists(e->sim, cgpath(e, "slot-keep")));
-	/* on a PIN kernel every slot that held anon or undrained cache is still dying */
-	assert_int_equal(cgsim_dying(e->sim, e->root, NULL), really_pinned);
+	/* on a PIN kernel every slot that held anon or undrained cache is still
+	 * dying, and its directory with it (the others freed once the kernel's
+	 * lag passes) */
+	cgsim_settle(e->sim);
+	assert_int_equal(cgsim_dying(e->sim, e->root, NULL), 2 * really_pinned);
 }
 
 /* ---- 2. faults */
@@ -449,7 +455,7 @@ static void test_ebusy_then_ok(void **state)
 
 	env_open_prm(e);
 	make_slot(e, "slot-1", 4 * MiB, 0);
-	assert_int_equal(cgsim_fail(e->sim, CGSIM_OP_RMDIR, "/slot-1", -EBUSY, 3), 0);
+	assert_int_equal(cgsim_fail(e->sim, CGSIM_OP_RMDIR, "/slot-1/run", -EBUSY, 3), 0);
 	res = retire1(e, "slot-1", RETIRE_REPARENT);
 	expect_res("slot-1 EBUSY x3", &res, &(struct expect){ OUTCOME_REPARENTED, 4 * MiB, 0, true });
 	assert_int_equal(rmdirs(e, "slot-1"), 4);
@@ -469,7 +475,7 @@ static void test_ebusy_forever(void **state)
 
 	env_open_prm(e);
 	make_slot(e, "slot-1", 4 * MiB, 0);
-	assert_int_equal(cgsim_fail(e->sim, CGSIM_OP_RMDIR, "/slot-1", -EBUSY, CGSIM_FOREVER), 0);
+	assert_int_equal(cgsim_fail(e->sim, CGSIM_OP_RMDIR, "/slot-1/run", -EBUSY, CGSIM_FOREVER), 0);
 	capture_begin(&cap);
 	res = retire1(e, "slot-1", RETIRE_REPARENT);
 	capture_end(&cap);
@@ -530,13 +536,17 @@ static void test_witness_unreadable(void **state)
 	env_open_prm(e);
 	make_slot(e, "slot-1", 0, 0);
 	make_slot(e, "slot-2", 0, 0);
-	assert_int_equal(cgsim_fail(e->sim, CGSIM_OP_READ, v1(e) ? "/proc/cgroups" : "/cgroup.stat", -EIO,
+	assert_int_equal(cgsim_fail(e->sim, CGSIM_OP_READ,
+				    v1(e) ? "/slot-1/memory.usage_in_bytes" : "/slot-1/memory.current", -EIO,
 				    CGSIM_FOREVER), 0);
 	res = retire1(e, "slot-1", RETIRE_REPARENT);
-	expect_res("unreadable", &res, &(struct expect){ OUTCOME_PINNED, 0, 0, true });
+	expect_res("unreadable", &res, &(struct expect){ OUTCOME_PINNED, 0, 0, false });
+	if (!strstr(res.evidence, "could not be read"))
+		fail_msg("evidence: %s", res.evidence);
+	cgsim_fail_clear(e->sim);
+	assert_int_equal(cg_slot_remove(e->cg, "slot-1"), 0); /* the daemon could not remove it either */
 	cgsim_settle(e->sim); /* nobody read the counter, so its lag is not over */
 	assert_int_equal(cgsim_dying(e->sim, NULL, NULL), 0); /* the truth: it was not pinned */
-	cgsim_fail_clear(e->sim);
 	res = retire1(e, "slot-2", RETIRE_REPARENT);
 	expect_res("readable again", &res, &(struct expect){ OUTCOME_RELEASED, 0, 0, true });
 }
@@ -569,7 +579,7 @@ static void test_slow_writes(void **state)
 	make_slot(e, "slot-1", 200 * MiB, 0);
 	make_slot(e, "slot-2", 0, 0);
 	assert_int_equal(cgsim_set_delay(e->sim, "/memory.reclaim", 50000), 0);
-	assert_int_equal(cgsim_on_write(e->sim, "/slot-1/memory.reclaim", on_reclaim, &s), 0);
+	assert_int_equal(cgsim_on_write(e->sim, "/slot-1/run/memory.reclaim", on_reclaim, &s), 0);
 	res = retire1(e, "slot-1", RETIRE_DRAIN);
 	expect_res("slow reclaim", &res, &(struct expect){ OUTCOME_DRAINED, 0, 200 * MiB, true });
 	assert_int_equal(s.n, 4); /* 64M + 64M + 64M + 8M */
@@ -579,7 +589,7 @@ static void test_slow_writes(void **state)
 	assert_true(st.max_write_ms >= 50.0);
 	assert_true(st.max_write_ms < 1000.0);
 
-	assert_int_equal(cgsim_set_delay(e->sim, "/slot-2", 120000), 0);
+	assert_int_equal(cgsim_set_delay(e->sim, "/slot-2/run", 120000), 0);
 	res = retire1(e, "slot-2", RETIRE_REPARENT);
 	expect_res("slow rmdir", &res, &(struct expect){ OUTCOME_RELEASED, 0, 0, true });
 	retire_get_stats(e->r, &st);
@@ -626,7 +636,7 @@ static void on_third(struct cgsim *sim, const char *path, const char *value, voi
 	struct order *o = ud;
 
 	if (!o->seen)
-		o->rmdirs_at_third = cgsim_calls(sim, CGSIM_OP_RMDIR, "*/slot-[12]");
+		o->rmdirs_at_third = cgsim_calls(sim, CGSIM_OP_RMDIR, "*/slot-[12]/run");
 	o->seen = true;
 }
 
@@ -643,7 +653,7 @@ static void test_drain_parallel(void **state)
 		make_slot(e, name, 4 * MiB, 0);
 	}
 	assert_int_equal(cgsim_set_delay(e->sim, "/memory.reclaim", 20000), 0);
-	assert_int_equal(cgsim_on_write(e->sim, "/slot-3/memory.reclaim", on_third, &o), 0);
+	assert_int_equal(cgsim_on_write(e->sim, "/slot-3/run/memory.reclaim", on_third, &o), 0);
 	start(e, "slot-1", RETIRE_DRAIN, &d[0]);
 	start(e, "slot-2", RETIRE_DRAIN, &d[1]);
 	start(e, "slot-3", RETIRE_DRAIN, &d[2]);
@@ -676,14 +686,16 @@ static void test_several(void **state)
 		expect_res("a", &d[0].res, &(struct expect){ OUTCOME_RELEASED, 0, 0, true });
 		expect_res("b", &d[1].res, &(struct expect){ OUTCOME_REPARENTED, 4 * MiB, 0, true });
 		expect_res("c", &d[2].res, &(struct expect){ OUTCOME_REPARENTED, 8 * MiB, 0, true });
+		cgsim_settle(e->sim); /* their directories, removed after the verdicts */
 		assert_int_equal(cgsim_dying(e->sim, NULL, NULL), 0);
 	} else {
-		/* one of three freed: the ordering says which (the least LRU) */
-		expect_res("a", &d[0].res, &(struct expect){ OUTCOME_RELEASED, 0, 0, false });
+		/* one of three freed: each one's own directory says which */
+		expect_res("a", &d[0].res, &(struct expect){ OUTCOME_RELEASED, 0, 0, true });
 		expect_res("b", &d[1].res, &(struct expect){ OUTCOME_PINNED, 4 * MiB, 0, true });
 		expect_res("c", &d[2].res, &(struct expect){ OUTCOME_PINNED, 8 * MiB, 0, true });
 		assert_true(d[0].at_us < d[1].at_us && d[0].at_us < d[2].at_us);
-		assert_int_equal(cgsim_dying(e->sim, e->root, NULL), 2);
+		cgsim_settle(e->sim);
+		assert_int_equal(cgsim_dying(e->sim, e->root, NULL), 4); /* each pinned run, and its directory */
 	}
 }
 
@@ -705,12 +717,13 @@ static void test_lag(void **state)
 	start(e, "slot-a", RETIRE_REPARENT, &d[0]);
 	start(e, "slot-c", RETIRE_DRAIN, &d[2]);
 	assert_true(wait_done(e, d, 3, 5.0));
-	expect_res("a", &d[0].res, &(struct expect){ OUTCOME_RELEASED, 0, 0, false });
+	expect_res("a", &d[0].res, &(struct expect){ OUTCOME_RELEASED, 0, 0, true });
 	expect_res("b", &d[1].res, &(struct expect){ OUTCOME_PINNED, 4 * MiB, 0, true });
 	expect_res("c", &d[2].res, &(struct expect){ OUTCOME_PINNED, 4 * MiB, 0, true });
 	res = retire1(e, "slot-d", RETIRE_REPARENT);
 	expect_res("d", &res, &(struct expect){ OUTCOME_RELEASED, 0, 0, true });
-	assert_int_equal(cgsim_dying(e->sim, e->root, NULL), 2);
+	cgsim_settle(e->sim);
+	assert_int_equal(cgsim_dying(e->sim, e->root, NULL), 4); /* each pinned run, and its directory */
 }
 
 /* the feature probe's group cg_open_fs removed is still being freed when
@@ -745,7 +758,8 @@ static void test_baseline_after_pinned_freed(void **state)
 	make_slot(e, "slot-a", 4 * MiB, 0);
 	res = retire1(e, "slot-a", RETIRE_REPARENT);
 	expect_res("slot-a", &res, &(struct expect){ OUTCOME_PINNED, 4 * MiB, 0, true });
-	assert_int_equal(cgsim_dying(e->sim, e->root, NULL), 1);
+	cgsim_settle(e->sim);
+	assert_int_equal(cgsim_dying(e->sim, e->root, NULL), 2); /* the run, and its directory with it */
 	assert_true(cgsim_drop_cache(e->sim, NULL) >= 4 * MiB); /* drop_caches: the pinned group goes */
 	cgsim_settle(e->sim);
 	assert_int_equal(cgsim_dying(e->sim, e->root, NULL), 0);
@@ -818,7 +832,8 @@ static void test_wb_cleanup(void **state)
 	assert_int_equal(cgsim_attach_inode(e->sim, cgpath(e, "slot-1"), true), 0);
 	start(e, "slot-1", RETIRE_REPARENT, &d);
 	pump(e, 0.03);
-	assert_int_equal(d.calls, 0); /* still dying, no clean-up yet */
+	if (!v1(e))
+		assert_int_equal(d.calls, 0); /* still dying, no clean-up yet */
 	assert_true(wait_done(e, &d, 1, 10.0));
 	res = d.res;
 	if (v1(e)) {
@@ -831,7 +846,8 @@ static void test_wb_cleanup(void **state)
 	assert_true(res.elapsed_ms < VERIFY_MS);
 	assert_int_equal(cgsim_syncs(e->sim), 1);
 	assert_int_equal(cgsim_calls(e->sim, CGSIM_OP_RMDIR, "*/" CG_WB_CLEANUP_NAME "/offline"), 1);
-	assert_false(cgsim_exists(e->sim, cgpath(e, CG_WB_CLEANUP_NAME "/offline")));
+	assert_false(cgsim_exists(e->sim, rootpath(e, CG_WB_CLEANUP_NAME "/offline")));
+	cgsim_settle(e->sim); /* its directory, removed after the verdict */
 	assert_int_equal(cgsim_dying(e->sim, NULL, NULL), 0);
 }
 
@@ -861,7 +877,8 @@ static void test_start_from_verdict(void **state)
 	expect_res("a", &d[0].res, &(struct expect){ OUTCOME_RELEASED, 0, 0, true });
 	expect_res("b", &d[1].res, &(struct expect){ OUTCOME_REPARENTED, 8 * MiB, 0, true });
 	expect_res("c", &d[2].res, &(struct expect){ OUTCOME_PINNED, 4 * MiB, 0, true });
-	assert_int_equal(cgsim_dying(e->sim, e->root, NULL), 1);
+	cgsim_settle(e->sim);
+	assert_int_equal(cgsim_dying(e->sim, e->root, NULL), 2); /* c's run, and its directory */
 }
 
 /* ---- 4. the rate limit: a token bucket of rate tokens, full at start, so
@@ -890,7 +907,7 @@ static void test_rate(void **state)
 		start(e, names[i], RETIRE_REPARENT, &d[i]);
 	/* when each rmdir happened, to the loop slice */
 	while (!all_done(d, 6) && now_mono_us() < end) {
-		unsigned n = cgsim_calls(e->sim, CGSIM_OP_RMDIR, "*/slot-*");
+		unsigned n = cgsim_calls(e->sim, CGSIM_OP_RMDIR, "*/slot-*/run");
 		double t = (now_mono_us() - t0) / 1e6;
 		/* never more than the bucket allows: rate + rate * t */
 		if (n > 2 + (unsigned)(2 * t))
@@ -982,21 +999,22 @@ static void test_probe(void **state)
 	if (!reparent) {
 		expect_res("anon", &d[2].res, &(struct expect){ OUTCOME_PINNED, 4 * MiB, 0, true });
 		assert_true(d[2].res.elapsed_ms >= 12000);
-		assert_int_equal(cgsim_dying(e->sim, e->root, NULL), 1);
+		cgsim_settle(e->sim); /* the kernel's lag, which only reads of its counters move */
+		assert_int_equal(cgsim_dying(e->sim, e->root, NULL), 2); /* slot-anon's run, and its directory */
 	}
 	if (reparent)
 		expect_res("auto", &d[0].res, &(struct expect){ OUTCOME_REPARENTED, 4 * MiB, 0, true });
 	else
-		expect_res("auto", &d[0].res, &(struct expect){ OUTCOME_DRAINED, 0, 4 * MiB, false });
+		expect_res("auto", &d[0].res, &(struct expect){ OUTCOME_DRAINED, 0, 4 * MiB, true });
 	assert_int_equal(d[0].res.mode, reparent ? RETIRE_REPARENT : RETIRE_DRAIN);
 	assert_int_equal(d[1].res.outcome, OUTCOME_RELEASED);
 	retire_get_stats(e->r, &st);
 	assert_int_equal(st.outcomes[OUTCOME_RELEASED] + st.outcomes[OUTCOME_REPARENTED] +
 				 st.outcomes[OUTCOME_DRAINED] + st.outcomes[OUTCOME_PINNED],
 			 n); /* the probe is not a retirement */
-	assert_true(cgsim_exists(e->sim, cgpath(e, PROBE))); /* it stays for the next probe */
-	assert_false(cgsim_exists(e->sim, cgpath(e, PROBE "/r1"))); /* each round's place goes */
-	assert_false(cgsim_exists(e->sim, cgpath(e, PROBE "/r2")));
+	assert_true(cgsim_exists(e->sim, rootpath(e, PROBE))); /* it stays for the next probe */
+	assert_false(cgsim_exists(e->sim, rootpath(e, PROBE "/r1"))); /* each round's place goes */
+	assert_false(cgsim_exists(e->sim, rootpath(e, PROBE "/r2")));
 }
 
 /* no page cache charged to the probe cgroup (the sim sees none without the
@@ -1018,7 +1036,7 @@ static void test_probe_uncharged(void **state)
 	assert_int_equal(retire_lru_reparenting(e->r, &why), LRU_UNKNOWN);
 	if (!strstr(why, "was not charged"))
 		fail_msg("why: %s", why);
-	assert_false(cgsim_exists(e->sim, cgpath(e, PROBE "/r1")));
+	assert_false(cgsim_exists(e->sim, rootpath(e, PROBE "/r1")));
 	res = retire1(e, "slot-1", RETIRE_AUTO);
 	assert_int_equal(res.mode, RETIRE_DRAIN);
 	expect_res("auto", &res, &(struct expect){ OUTCOME_DRAINED, 0, 4 * MiB, true });
@@ -1070,10 +1088,11 @@ static void test_slow_rmdir_loop_runs(void **state)
 	env_open_prm(e);
 	make_slot(e, "slot-1", 4 * MiB, 0);
 	make_slot(e, "slot-2", 4 * MiB, 0);
-	assert_int_equal(cgsim_set_delay(e->sim, "/slot-1", 300000), 0);
+	assert_int_equal(cgsim_set_delay(e->sim, "/slot-1/run", 300000), 0);
 	ev_timer_init(&tk.t, tick_cb, 0.01, 0.01);
 	tk.t.data = &tk;
 	ev_timer_start(e->loop, &tk.t);
+	tk.last_us = now_mono_us(); /* the rmdir may begin before the first tick */
 	start(e, "slot-1", RETIRE_REPARENT, &d);
 	assert_true(wait_done(e, &d, 1, 10.0));
 	ev_timer_stop(e->loop, &tk.t);
@@ -1088,7 +1107,8 @@ static void test_slow_rmdir_loop_runs(void **state)
 			fail_msg("loop gap %lld us, %u reads in flight (slowest %lld us)", (long long)tk.max_gap_us,
 				 tk.reads_in_flight, (long long)tk.max_read_us);
 	} else {
-		assert_true(tk.max_gap_us >= 250000); /* what the worker threads are for */
+		if (tk.max_gap_us < 250000) /* what the worker threads are for */
+			fail_msg("loop gap only %lld us, total %lld ms", (long long)tk.max_gap_us, (long long)d.res.total_ms);
 	}
 	assert_false(cgsim_exists(e->sim, cgpath(e, "slot-1")));
 	assert_true(cgsim_exists(e->sim, cgpath(e, "slot-2")));
@@ -1111,10 +1131,10 @@ static void gap_cb(struct ev_loop *loop, ev_timer *w, int revents)
 	g->ticks++;
 }
 
-/* v1: a witness reading walks every memory cgroup of the machine. One that
- * takes 200 ms (a slow listing of the memory hierarchy's root): on workers
- * the loop keeps running while the baseline and the verification are read,
- * and the verdicts are the same; on the loop it stalls for each reading. */
+/* v1: the machine-wide count walks every memory cgroup of the machine. One
+ * that takes 200 ms (a slow listing of the memory hierarchy's root) slows no
+ * retirement and stalls no loop: each one is judged by its own directory,
+ * and the count is never read for it. */
 static void test_slow_witness_loop_runs(void **state)
 {
 	struct env *e = *state;
@@ -1138,13 +1158,10 @@ static void test_slow_witness_loop_runs(void **state)
 	assert_int_equal(d[1].res.outcome, e->prm->kernel == CGSIM_REPARENT ? OUTCOME_REPARENTED : OUTCOME_PINNED);
 	assert_false(cgsim_exists(e->sim, cgpath(e, "slot-1")));
 	assert_false(cgsim_exists(e->sim, cgpath(e, "slot-2")));
-	assert_true(cgsim_calls(e->sim, CGSIM_OP_LIST, "/sys/fs/cgroup/memory") >= 2); /* a baseline, a verification */
-	if (e->use_work) {
-		if (g.max_gap_us >= 100000)
-			fail_msg("loop gap %lld us while the witness was read on workers", (long long)g.max_gap_us);
-	} else {
-		assert_true(g.max_gap_us >= 150000); /* what reading it on a worker is for */
-	}
+	assert_int_equal(cgsim_calls(e->sim, CGSIM_OP_LIST, "/sys/fs/cgroup/memory"), 0);
+	if (g.max_gap_us >= 100000)
+		fail_msg("loop gap %lld us", (long long)g.max_gap_us);
+	assert_true(d[0].res.total_ms < 150);
 }
 
 /* Many retirements at once (a reload that lowers max_slots): each slot is
@@ -1192,7 +1209,7 @@ static void test_drain_faults(void **state)
 	make_slot(e, "slot-1", 4 * MiB, 0);
 	assert_int_equal(cgsim_fail(e->sim, CGSIM_OP_WRITE, v1(e) ? "/memory.force_empty" : "/memory.reclaim",
 				    -EAGAIN, 2), 0);
-	assert_int_equal(cgsim_fail(e->sim, CGSIM_OP_RMDIR, "*/slot-1", -EBUSY, 2), 0);
+	assert_int_equal(cgsim_fail(e->sim, CGSIM_OP_RMDIR, "*/slot-1/run", -EBUSY, 2), 0);
 	res = retire1(e, "slot-1", RETIRE_DRAIN);
 	expect_res("EAGAIN x2, EBUSY x2", &res, &(struct expect){ OUTCOME_DRAINED, 0, 4 * MiB, true });
 	assert_int_equal(reclaims(e, "slot-1"), 3);
@@ -1218,7 +1235,7 @@ static void test_free_in_flight(void **state)
 		start(e, names[i], RETIRE_REPARENT, &d[i]);
 	}
 	end = now_mono_us() + 5000000;
-	while (cgsim_calls(e->sim, CGSIM_OP_RMDIR, "*/slot-*") < 2 && now_mono_us() < end)
+	while (cgsim_calls(e->sim, CGSIM_OP_RMDIR, "*/slot-*/run") < 2 && now_mono_us() < end)
 		pump(e, 0.005);
 	env_retire_free(e);
 	simclock_start(NULL, NULL); /* the work pool goes: nothing real under way */
@@ -1227,7 +1244,7 @@ static void test_free_in_flight(void **state)
 	pump(e, 0.3);
 	for (int i = 0; i < 4; i++)
 		assert_int_equal(d[i].calls, 0);
-	assert_int_equal(cgsim_calls(e->sim, CGSIM_OP_RMDIR, "*/slot-*"), 2);
+	assert_int_equal(cgsim_calls(e->sim, CGSIM_OP_RMDIR, "*/slot-*/run"), 2);
 	assert_false(cgsim_exists(e->sim, cgpath(e, names[0])));
 	assert_false(cgsim_exists(e->sim, cgpath(e, names[1])));
 	assert_true(cgsim_exists(e->sim, cgpath(e, names[2])));
