@@ -683,6 +683,7 @@ static int move_into_run(struct cg *cg, unsigned k, const char *name)
 		}
 		if (!moved)
 			return 0;
+		r = 0;
 	}
 	return r < 0 ? r : -EBUSY;
 }

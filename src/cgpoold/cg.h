@@ -299,6 +299,9 @@ struct cg_place {
 	uint64_t dying;   /* v2: dying cgroups below the place (cgroup.stat, the larger count) */
 	uint64_t charged; /* bytes charged to the place and below it (memory.current / usage_in_bytes) */
 	uint64_t local;   /* v1: page cache and anon bytes charged to the place itself (memory.stat cache + rss) */
+	uint64_t lru_below; /* v1: page cache and anon bytes charged below it (total_cache + total_rss less
+			     * local; usage_in_bytes also counts the kernel memory a removed child's
+			     * objects moved up with) */
 	bool has_dying, has_local;
 };
 /* Make place fresh (one left by a daemon that died is removed first:

@@ -341,12 +341,18 @@ int cg_place_read(struct cg *cg, const char *place, struct cg_place *out)
 			p.dying = mem;
 		p.has_dying = true;
 	} else {
+		uint64_t tcache, trss;
 		r = place_u64(cg, place, "memory.usage_in_bytes", NULL, &p.charged);
 		if (r == 0)
 			r = place_u64(cg, place, "memory.stat", "cache", &cache);
 		if (r == 0)
 			r = place_u64(cg, place, "memory.stat", "rss", &rss);
+		if (r == 0)
+			r = place_u64(cg, place, "memory.stat", "total_cache", &tcache);
+		if (r == 0)
+			r = place_u64(cg, place, "memory.stat", "total_rss", &trss);
 		p.local = cache + rss;
+		p.lru_below = tcache + trss > p.local ? tcache + trss - p.local : 0;
 		p.has_local = true;
 	}
 	if (r < 0)

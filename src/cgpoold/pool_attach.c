@@ -50,6 +50,14 @@ static int slot_take(struct pool *p, const struct attach_req *req, const struct 
 	int r;
 
 	*fresh = false;
+	if (s && s->legacy) {
+		/* an older cgpoold's slot serves no new run: its directory's limits would bound it */
+		if (s->state == SLOT_RUNNING && !plan->procs)
+			pool_slot_event(s, SLOT_EV_EMPTY);
+		pool_retire_legacy(s);
+		if (s->state == SLOT_RETIRING)
+			s = NULL;
+	}
 	if (s && s->state == SLOT_RETIRING && pool_unretire(p, s) < 0)
 		s = NULL; /* being removed: a new slot at once */
 	if (s) {

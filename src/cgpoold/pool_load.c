@@ -48,14 +48,16 @@ static int adopt_dir(const char *name, void *ud)
 /* A slot directory without a run: nested (its processes into a run of its
  * own) and adopted, to be retired once empty. False when it is no bare
  * directory, or cannot be nested. */
-static bool adopt_bare(struct pool *p, const char *name)
+static bool adopt_bare(struct pool *p, const char *bare)
 {
+	char name[SLOT_NAME_MAX];
 	bool flat = false;
 	unsigned id;
 	struct slot *s;
 	size_t i;
 	int r;
 
+	snprintf(name, sizeof(name), "%s", bare); /* bare may be the entry claimed below */
 	for (i = 0; i < p->nbare && strcmp(p->bare[i], name) != 0; i++)
 		;
 	if (i == p->nbare || slot_name_id(name, &id) < 0)

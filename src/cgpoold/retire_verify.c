@@ -198,7 +198,7 @@ static bool judge_own(struct retirement *j, int64_t now)
 		gone = pl.dying == 0;
 		held = pl.charged;
 	} else {
-		below = pl.charged > pl.local ? pl.charged - pl.local : 0;
+		below = pl.lru_below;
 		gone = below == 0;
 		held = pl.local;
 	}
@@ -219,8 +219,8 @@ static bool judge_own(struct retirement *j, int64_t now)
 			 (unsigned long long)held, (unsigned long long)j->res.lru_bytes);
 	else
 		snprintf(j->res.evidence, sizeof(j->res.evidence),
-			 "its own directory %s (nothing else in it): %llu bytes still charged to the removed run, "
-			 "%llu to the directory itself; %llu bytes of LRU at removal", j->res.name,
+			 "its own directory %s (nothing else in it): %llu bytes of LRU still charged to the removed "
+			 "run, %llu to the directory itself; %llu bytes of LRU at removal", j->res.name,
 			 (unsigned long long)below, (unsigned long long)held, (unsigned long long)j->res.lru_bytes);
 	e = cg_slot_remove(r->cg, j->res.name);
 	if (e < 0 && e != -ENOENT)

@@ -46,7 +46,7 @@ check "the task is in Slurm's cpuset group of its step ($cpuset)" \
 check "the task is in Slurm's freezer group of its step ($freezer)" \
 	sh -c "echo '$freezer' | grep -q '/job_[0-9]*/step_0'"
 check "the task's memory cgroup is a cgpool slot ($memcg)" \
-	sh -c "echo '$memcg' | grep -q '/cgpool-$T_NAME-[0-9]*/slot-[0-9]*\$'"
+	sh -c "echo '$memcg' | grep -q '/cgpool-$T_NAME-[0-9]*/slot-[0-9]*/run\$'"
 ncpus=$(echo "$gcpus" | awk -F, '{ n = 0; for (i = 1; i <= NF; i++) { split($i, r, "-"); n += (r[2] == "" ? 1 : r[2] - r[1] + 1) } print n }')
 check "its cpuset group has the job's one CPU ($gcpus)" test "$ncpus" = 1
 check "the task may run on that CPU only ($allowed)" test "$allowed" = "$gcpus"

@@ -45,7 +45,7 @@ check "cgpoolctl health: 0 with the daemon up ($(cat "$T_DIR/health.out"))" test
 memcg=$(slurm_task_memcg)
 echo "a task's memory cgroup: $memcg"
 check "a job's task runs in a slot below the pool root ($memcg)" \
-	sh -c "echo '$memcg' | grep -q '/cgpool-$T_NAME-[0-9]*/slot-[0-9]*\$'"
+	sh -c "echo '$memcg' | grep -q '/cgpool-$T_NAME-[0-9]*/slot-[0-9]*/run\$'"
 job=$(srun -Q sh -c 'echo $SLURM_JOB_ID')
 wait_for 5 field_is "slurm.$job" released true
 st=$("$CGPOOLCTL" --json status "slurm.$job")
@@ -111,7 +111,7 @@ sbatch --wait -n2 --mem=200M --output="$T_DIR/overlap.out" "$T_DIR/overlap.sh" >
 ovs=$(for f in batch a b; do head -n 1 "$T_DIR/ov.$f"; done | sort -u)
 echo "overlapping steps: memory cgroups $(echo "$ovs" | tr '\n' ' '); $(tr '\n' ' ' < "$T_DIR/ov.ok")"
 check "two overlapping steps of a batch job: in the batch step's slot" \
-	sh -c "[ $(echo "$ovs" | wc -l) = 1 ] && echo '$ovs' | grep -q '/slot-[0-9]*\$'"
+	sh -c "[ $(echo "$ovs" | wc -l) = 1 ] && echo '$ovs' | grep -q '/slot-[0-9]*/run\$'"
 check "two overlapping steps of 150M in a 200M job do not both fit ($(wc -l < "$T_DIR/ov.ok") finished)" \
 	test "$(wc -l < "$T_DIR/ov.ok")" -lt 2
 check "... an OOM kill in the slot ended a step" grep -q "oom-kill\|Out Of Memory" "$T_DIR/ov.a" "$T_DIR/ov.b"
@@ -250,7 +250,7 @@ start_daemon
 S_EXTRA_CONF="PrologFlags=Contain"
 slurm_start cgpool || fail "the cluster with PrologFlags=Contain"
 memcg=$(slurm_task_memcg)
-check "Contain: the task in a slot ($memcg)" sh -c "echo '$memcg' | grep -q '/slot-[0-9]*\$'"
+check "Contain: the task in a slot ($memcg)" sh -c "echo '$memcg' | grep -q '/slot-[0-9]*/run\$'"
 cj=$(sbatch --parsable --wait --output=/dev/null --wrap 'setsid sleep 3004 < /dev/null > /dev/null 2>&1 &')
 wait_for 5 sh -c "[ \$(pgrep -fc '^sleep 3004\$') = 0 ]"
 check "Contain: a batch job's stray is dead after the job" test "$(strays 3004)" = 0

@@ -120,7 +120,7 @@ else
 	wait "$s2"
 	rc=$?
 	check "step 2 ran to its own end (rc $rc: $(tr '\n' ' ' < "$W/step2.err"))" sh -c "[ $rc = 0 ] && grep -q step2-ran '$W/step2.out'"
-	check "step 2's task was in the job's slot" grep -q "/slot-[0-9]*\$" "$W/step2.out"
+	check "step 2's task was in the job's slot" grep -q "/slot-[0-9]*/run\$" "$W/step2.out"
 	check "the daemon made step 2 wait for the stray" grep -q "waits until what job slurm:$job" "$T_DIR/daemon.log"
 	check "step 1's stray is gone" test "$(pgrep -fc '^sleep 4010$')" = 0
 	# no holder between two steps of an allocation: each step's end is the

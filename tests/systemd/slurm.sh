@@ -312,7 +312,7 @@ fi
 where=$(srun -Q cat /proc/self/cgroup)
 echo "a task under conf/slurm/v2: $where"
 check "a job's task runs in a slot of cgpoold-slots.scope ($where)" \
-	sh -c "echo '$where' | grep -q '^0::/.*cgpoold-slots.scope/slot-[0-9]*\$'"
+	sh -c "echo '$where' | grep -q '^0::/.*cgpoold-slots.scope/slot-[0-9]*/run\$'"
 cpus v2
 gpus v2
 suspend v2
@@ -416,7 +416,7 @@ check "the slot keeps memory.max 96M ($(cat "$slot/memory.max" 2> /dev/null))" \
 	test "$(cat "$slot/memory.max" 2> /dev/null)" = 100663296
 check "cgpoold knows the key is running ($(status_of "slurm.$jid" state))" test "$(status_of "slurm.$jid" state)" = running
 where=$(srun -Q cat /proc/self/cgroup)
-check "the next job is placed in a slot ($where)" sh -c "echo '$where' | grep -q 'cgpoold-slots.scope/slot-[0-9]*\$'"
+check "the next job is placed in a slot ($where)" sh -c "echo '$where' | grep -q 'cgpoold-slots.scope/slot-[0-9]*/run\$'"
 scancel "$jid"
 timeout 30 sh -c "while pgrep -f '^sleep 1002\$' > /dev/null; do sleep 0.1; done"
 check "the job ends at scancel" test "$(strays 1002)" -eq 0
@@ -436,7 +436,7 @@ for o in $(echo "$before" | tr , ' '); do
 done
 check "cgpoold's log says so" sh -c "journalctl -q -o cat -u cgpoold.service | grep -q 'favordynmods: /sys/fs/cgroup reconfigured with favordynmods'"
 where=$(srun -Q cat /proc/self/cgroup)
-check "a job is placed in a slot ($where)" sh -c "echo '$where' | grep -q 'cgpoold-slots.scope/slot-[0-9]*\$'"
+check "a job is placed in a slot ($where)" sh -c "echo '$where' | grep -q 'cgpoold-slots.scope/slot-[0-9]*/run\$'"
 rm -f /etc/cgpool/conf.d/favordynmods.conf
 
 [ "$T_FAILS" -eq 0 ] || logs

@@ -632,6 +632,77 @@ static void test_daemon_restart(void **state)
 	assert_int_equal(web->runs, 2);
 }
 
+/* the mount points of the sim's hierarchies the pool uses */
+static size_t pool_mounts(const struct env *e, const char *m[3])
+{
+	if (!hybrid(e)) {
+		m[0] = "/sys/fs/cgroup";
+		return 1;
+	}
+	m[0] = "/sys/fs/cgroup/memory";
+	m[1] = "/sys/fs/cgroup/pids";
+	m[2] = "/sys/fs/cgroup/unified";
+	return 3;
+}
+
+/* Slot directories an older cgpoold made, without a run: one empty, one with
+ * a process and a memory limit in the directory itself. At start each gets a
+ * run (the process moved into it), and neither serves a new run: the empty
+ * one is retired at once, the other once its process is gone; the key's next
+ * run gets a slot of its own. */
+static void test_legacy_slots(void **state)
+{
+	struct env *e = *state;
+	const char *m[3];
+	size_t nm;
+	char p[PATH_MAX * 2], cgp[PATH_MAX];
+	struct slot *s;
+	unsigned n;
+	pid_t pid, pid2;
+
+	env_start(e);
+	env_stop(e);
+	nm = pool_mounts(e, m);
+	for (size_t i = 0; i < nm; i++)
+		for (int k = 8; k <= 9; k++) {
+			snprintf(p, sizeof(p), "%s%s/slot-%d", m[i], e->root, k);
+			assert_int_equal(cgsim_ops(e->sim)->mkdir(e->sim, p), 0);
+		}
+	snprintf(p, sizeof(p), "%s/slot-9/%s", e->mem_root, hybrid(e) ? "memory.limit_in_bytes" : "memory.max");
+	assert_int_equal(cgsim_ops(e->sim)->write(e->sim, p, "67108864"), 0);
+	snprintf(cgp, sizeof(cgp), "%s/slot-9", e->root);
+	pid = spawn(e, cgp);
+	env_start(e);
+	env_retire(e);
+	/* the process is in slot-9's run now, in every hierarchy */
+	assert_int_equal(cgsim_nprocs(e->sim, cgpath(e, "slot-9"), &n), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(cgsim_nprocs(e->sim, cgp, &n), 0);
+	assert_int_equal(n, 0);
+	s = slot_named(e, "slot-9");
+	assert_non_null(s);
+	assert_int_equal(s->state, SLOT_RUNNING);
+	assert_string_equal(s->key, "orphan.slot-9");
+	/* the empty one goes */
+	for (int i = 0; i < 300 && slot_named(e, "slot-8"); i++)
+		pump(e, 0.01);
+	assert_null(slot_named(e, "slot-8"));
+	/* a new run of the key while the old one's process lives: its slot */
+	pid2 = spawn(e, "/");
+	assert_ptr_equal(attach1(e, "orphan.slot-9", pid2), s);
+	assert_int_equal(cgsim_exit(e->sim, pid), 0);
+	pump(e, 0.05);
+	assert_int_equal(s->state, SLOT_RUNNING);
+	/* once the slot is empty: retired, and the key's next run elsewhere */
+	assert_int_equal(cgsim_exit(e->sim, pid2), 0);
+	for (int i = 0; i < 300 && slot_named(e, "slot-9"); i++)
+		pump(e, 0.01);
+	assert_null(slot_named(e, "slot-9"));
+	s = attach1(e, "web", spawn(e, "/"));
+	assert_true(strcmp(s->name, "slot-9") != 0 && strcmp(s->name, "slot-8") != 0);
+	assert_string_equal(mem_max(e, s->name), mem_unlimited(e));
+}
+
 static void test_corrupt_state(void **state)
 {
 	struct env *e = *state;
@@ -1462,6 +1533,7 @@ int main(void)
 		{ "test_peak_sampled_round_robin v2", test_peak_sampled_round_robin, setup, teardown, (void *)&p_v2 },
 		BOTH(test_daemon_restart),
 		BOTH(test_corrupt_state),
+		BOTH(test_legacy_slots),
 		{ "test_polling v2", test_polling, setup, teardown, (void *)&p_v2_poll },
 		{ "test_polling v1", test_polling, setup, teardown, (void *)&p_v1_poll },
 		{ "test_bind_and_restart v1", test_bind_and_restart, setup, teardown, (void *)&p_v1_poll },
