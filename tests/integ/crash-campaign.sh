@@ -26,7 +26,7 @@ restart = always
 restart_sec = 0
 start_limit = off"
 
-memslot() { sed -n "s|^[0-9]*:memory:.*/\(slot-[0-9]*\)$|\1|p; s|^0::.*/\(slot-[0-9]*\)$|\1|p" "/proc/$1/cgroup" 2>/dev/null | head -n 1; }
+memslot() { sed -n "s|^[0-9]*:memory:.*/\(slot-[0-9]*\)/run$|\1|p; s|^0::.*/\(slot-[0-9]*\)/run$|\1|p" "/proc/$1/cgroup" 2>/dev/null | head -n 1; }
 # a broken invariant: said now, and again at the end (a shortened log keeps the end)
 broke() { fail "$*"; echo "$*" >> "$T_DIR/broken"; broken=$((broken + 1)); }
 known() { "$CGPOOLCTL" --json status "$1" > /dev/null 2>&1; }
@@ -77,7 +77,7 @@ while [ $r -lt "$ROUNDS" ]; do
 	kills=$((kills + 1))
 	start_daemon
 	# one listing of the slots: "KEY STATE RUNS MEMORY PATH" lines
-	"$CGPOOLCTL" list 2>/dev/null | awk 'NR > 1 { n = split($NF, p, "/"); print $1, p[n] }' > "$T_DIR/list"
+	"$CGPOOLCTL" list 2>/dev/null | awk 'NR > 1 { n = split($NF, p, "/"); print $1, p[n - 1] }' > "$T_DIR/list"
 	awk '{ print $1 }' "$T_DIR/list" > "$T_DIR/keys"
 	# every long job in the slot its key is bound to
 	for kp in $longs; do
@@ -112,11 +112,13 @@ while [ $r -lt "$ROUNDS" ]; do
 	# the daemon's list. It makes warm slots of its own meanwhile (the mkdir
 	# on a worker, listed once the loop has the result: looked for again
 	# after 0.5 s); one removed in between (a retirement taken up again) is
-	# gone, not unknown.
-	names() { "$CGPOOLCTL" list 2>/dev/null | awk 'NR > 1 { n = split($NF, p, "/"); print p[n] }' > "$T_DIR/names"; }
+	# gone, not unknown. A directory without a run is a removed run's
+	# witness, which its retirement reads and then removes: not a slot.
+	names() { "$CGPOOLCTL" list 2>/dev/null | awk 'NR > 1 { n = split($NF, p, "/"); print p[n - 1] }' > "$T_DIR/names"; }
 	dirs=$(cd "$T_MEMMNT$T_ROOT" && ls -d slot-* 2>/dev/null)
 	names
 	for d in $dirs; do
+		[ -d "$T_MEMMNT$T_ROOT/$d/run" ] || continue
 		checked=$((checked + 1))
 		grep -qx "$d" "$T_DIR/names" || [ ! -d "$T_MEMMNT$T_ROOT/$d" ] ||
 			{ sleep 0.5; names; grep -qx "$d" "$T_DIR/names"; } || [ ! -d "$T_MEMMNT$T_ROOT/$d" ] ||

@@ -46,4 +46,32 @@ check "runs keeps counting across the daemon restart (2)" [ "$(echo "$status" | 
 stop_daemon
 start_daemon
 check "after a clean stop and start web keeps 2 runs" [ "$("$CGPOOLCTL" --json status web | json runs)" = 2 ]
+
+# a slot an older cgpoold made (no run: its process, and a 64 MiB limit, in
+# the slot's directory itself), found at the next start: its process is moved
+# into a run of its own, and the slot serves no other run: once empty it is
+# retired, its directory removed
+stop_daemon
+sleep 300 &
+old=$!
+for mnt in $(awk '$3 == "cgroup" || $3 == "cgroup2" { print $2 }' /proc/mounts); do
+	[ -d "$mnt$T_ROOT" ] || continue
+	mkdir "$mnt$T_ROOT/slot-90" && echo "$old" > "$mnt$T_ROOT/slot-90/cgroup.procs" || fail "a flat slot in $mnt"
+done
+if [ $T_MEMORY = v1 ]; then
+	echo 67108864 > "$T_MEMMNT$T_ROOT/slot-90/memory.limit_in_bytes"
+else
+	echo 67108864 > "$T_MEMMNT$T_ROOT/slot-90/memory.max"
+fi
+start_daemon
+check "a slot an older cgpoold made: its process is moved into its run" \
+	grep -q "$T_ROOT/slot-90/run\$" "/proc/$old/cgroup"
+check "... in every hierarchy" sh -c "! grep -q '$T_ROOT/slot-90\$' /proc/$old/cgroup"
+check "... and runs on under an orphan key" is_state orphan.slot-90 running
+check "the daemon says why it will retire it" grep -q "slot-90.*older cgpoold" "$T_DIR/daemon.log"
+kill "$old"
+wait "$old" 2>/dev/null
+check "once empty it is retired and its directory removed" wait_for 30 test ! -d "$T_MEMMNT$T_ROOT/slot-90"
+check "its retirement is verified like any other" \
+	sh -c "grep -q 'retire slot-90.*: \(drained\|released\|reparented\)' '$T_DIR/daemon.log'"
 finish

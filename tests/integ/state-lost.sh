@@ -8,7 +8,7 @@ dying_count_lock
 
 # the memory cgroup path of a process
 memcg_of() { sed -n "s/^[0-9]*:memory://p; s/^0:://p" "/proc/$1/cgroup" | head -n 1; }
-slot_of_pid() { memcg_of "$1" | sed -n 's|.*/\(slot-[0-9]*\)$|\1|p'; }
+slot_of_pid() { memcg_of "$1" | sed -n 's|.*/\(slot-[0-9]*\)/run$|\1|p'; }
 
 round() {
 	how=$1
@@ -18,7 +18,7 @@ round() {
 		"$CGPOOLCTL" exec "job-$k" -- sleep 300 9>&- &
 		pids="$pids $!"
 	done
-	for p in $pids; do wait_for 5 sh -c "[ -n \"\$(sed -n 's|.*/\(slot-[0-9]*\)$|\1|p' /proc/$p/cgroup)\" ]"; done
+	for p in $pids; do wait_for 5 sh -c "[ -n \"\$(sed -n 's|.*/\(slot-[0-9]*\)/run$|\1|p' /proc/$p/cgroup)\" ]"; done
 	slots=
 	for p in $pids; do slots="$slots $(slot_of_pid "$p")"; done
 	kill -9 "$T_DAEMON_PID"
@@ -43,7 +43,7 @@ round() {
 		news="$news $!"
 	done
 	for p in $news; do
-		wait_for 5 sh -c "[ -n \"\$(sed -n 's|.*/\(slot-[0-9]*\)$|\1|p' /proc/$p/cgroup)\" ]"
+		wait_for 5 sh -c "[ -n \"\$(sed -n 's|.*/\(slot-[0-9]*\)/run$|\1|p' /proc/$p/cgroup)\" ]"
 		n=$(slot_of_pid "$p")
 		case " $slots " in
 		*" $n "*) fail "$how: a new key got $n, which holds another job" ;;

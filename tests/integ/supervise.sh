@@ -132,11 +132,11 @@ check "flap: restarts = $((RUNS - 1))" [ "$(field flap restarts)" -eq $((RUNS - 
 w=$T_DIR/where
 [ -s "$w" ] || w=$T_DIR/where.v1
 check "flap: every run was in one cgroup ($(sort -u "$w" | head -n 1))" [ "$(sort -u "$w" | wc -l)" -eq 1 ]
-check "flap: ... the key's slot" grep -q "/$(field flap name)\$" "$w"
+check "flap: ... the key's slot" grep -q "/$(field flap name)/run\$" "$w"
 check "flap: a line from each run" [ "$(wc -l < "$w")" -eq "$RUNS" ]
 if [ -s "$T_DIR/where" ] && [ -f "$T_DIR/where.v1" ]; then
 	check "flap: every run in the slot on the v1 memory hierarchy too" \
-		sh -c "[ \$(sort -u '$T_DIR/where.v1' | wc -l) -eq 1 ] && grep -q '/$(field flap name)\$' '$T_DIR/where.v1'"
+		sh -c "[ \$(sort -u '$T_DIR/where.v1' | wc -l) -eq 1 ] && grep -q '/$(field flap name)/run\$' '$T_DIR/where.v1'"
 fi
 ctl --json status flap > "$T_DIR/flap.json"
 ended=$(grep -o '"exit_status": *[0-9][0-9]*' "$T_DIR/flap.json" | wc -l)

@@ -71,7 +71,7 @@ at() { echo "-- $(( ($(date +%s%N) - T0) / 1000000 )) ms: $*"; }
 UNIFIED=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
 frozen_on_all() {
 	for f_n in $NODES; do
-		f_e="$UNIFIED$(slurm_node_root "$f_n")/$(nstatus "$f_n" "$1" name)/cgroup.events"
+		f_e="$UNIFIED$(slurm_node_root "$f_n")/$(nstatus "$f_n" "$1" name)/run/cgroup.events"
 		grep -qx "frozen $2" "$f_e" 2> /dev/null || return 1
 	done
 }
