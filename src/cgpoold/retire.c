@@ -317,6 +317,15 @@ static void rmdir_try(struct retirement *rt)
 	 * witness of the run's removal; the shared count plays no part */
 	rt->own = cg_slot_has_run(r->cg, rt->res.name);
 	if (rt->own) {
+		struct cg_place pl;
+		struct cg_memory m;
+		rt->dir_own = 0;
+		if (cg_slot_witness(r->cg, rt->res.name, &pl) == 0) {
+			if (pl.has_local)
+				rt->dir_own = pl.local;
+			else if (cg_slot_memory_some(r->cg, rt->res.name, CG_MEM_CURRENT, &m) == 0 && pl.charged > m.current)
+				rt->dir_own = pl.charged - m.current;
+		}
 		rmdir_go(rt);
 		return;
 	}

@@ -70,6 +70,8 @@ struct retirement {
 	uint64_t settle_last;
 	bool own;              /* judged by its own witness (the slot's directory, cg_slot_witness),
 				* not by the shared count */
+	uint64_t dir_own;      /* own: what was charged to the directory itself before the rmdir
+				* (an older cgpoold's slot held its pages there) */
 	bool counted;          /* verifying when the last witness reading began: that reading judges it */
 	bool gated;            /* its rmdir waits for a witness reading or for the witness to hold
 				* still: no retirement queued after it removes before it */

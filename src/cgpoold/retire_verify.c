@@ -202,6 +202,7 @@ static bool judge_own(struct retirement *j, int64_t now)
 		gone = below == 0;
 		held = pl.local;
 	}
+	held = held > j->dir_own ? held - j->dir_own : 0; /* what the run's removal moved there */
 	if (!gone && now < j->deadline_us)
 		return false;
 	if (!gone)
@@ -214,13 +215,13 @@ static bool judge_own(struct retirement *j, int64_t now)
 		o = OUTCOME_RELEASED; /* it held none, or they were reclaimed after its removal */
 	if (pl.has_dying)
 		snprintf(j->res.evidence, sizeof(j->res.evidence),
-			 "its own directory %s (nothing else in it): %llu dying below it, %llu bytes charged to it; "
+			 "its own directory %s (nothing else in it): %llu dying below it, %llu bytes moved to it; "
 			 "%llu bytes of LRU at removal", j->res.name, (unsigned long long)below,
 			 (unsigned long long)held, (unsigned long long)j->res.lru_bytes);
 	else
 		snprintf(j->res.evidence, sizeof(j->res.evidence),
 			 "its own directory %s (nothing else in it): %llu bytes of LRU still charged to the removed "
-			 "run, %llu to the directory itself; %llu bytes of LRU at removal", j->res.name,
+			 "run, %llu moved to the directory itself; %llu bytes of LRU at removal", j->res.name,
 			 (unsigned long long)below, (unsigned long long)held, (unsigned long long)j->res.lru_bytes);
 	e = cg_slot_remove(r->cg, j->res.name);
 	if (e < 0 && e != -ENOENT)
@@ -287,8 +288,7 @@ static void verify_with(struct retire *r, int e, struct cg_dying d, bool clean)
 	if (n == 0) {
 		if (own)
 			verify_own_later(r);
-		else
-			retire_kick(r);
+		retire_kick(r); /* what a verdict's callback could not start */
 		return;
 	}
 	if (e < 0) {
