@@ -696,19 +696,20 @@ int cg_slot_nest(struct cg *cg, const char *name, bool *was_flat)
 	if (r < 0)
 		return r;
 	*was_flat = !cg_slot_has_run(cg, name);
-	if (!*was_flat)
-		return 0;
 	for (unsigned k = 0; r == 0 && k < cg->nhier; k++) {
 		bool made;
-		r = cg_hpath(cg, (int)k, name, NULL, path);
-		if (r == 0 && !cg_exists(cg, path))
-			r = mkdir_kept(cg, path, &made);
-		if (r == 0)
-			r = cg_spath(cg, (int)k, name, NULL, path);
-		if (r == 0)
-			r = mkdir_kept(cg, path, &made);
-		if (r == 0)
-			r = move_into_run(cg, k, name);
+		if (*was_flat) {
+			r = cg_hpath(cg, (int)k, name, NULL, path);
+			if (r == 0 && !cg_exists(cg, path))
+				r = mkdir_kept(cg, path, &made);
+			if (r == 0)
+				r = cg_spath(cg, (int)k, name, NULL, path);
+			if (r == 0)
+				r = mkdir_kept(cg, path, &made);
+			if (r == 0)
+				r = move_into_run(cg, k, name);
+		}
+		/* the controllers managed now, which may be more than when it was made */
 		if (r == 0 && cg->hier[k].v2 && cg->hier[k].ctrls && cg_hpath(cg, (int)k, name, NULL, path) == 0)
 			r = cg_level_enable(cg, &cg->hier[k], path, err, sizeof(err));
 	}

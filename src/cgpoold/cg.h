@@ -139,9 +139,10 @@ struct cg_place;
 int cg_slot_witness(struct cg *cg, const char *name, struct cg_place *out);
 /* the slot's run exists (memory hierarchy) */
 bool cg_slot_has_run(struct cg *cg, const char *name);
-/* A slot directory without a run (made by a cgpoold before slots had one,
- * or left half made): its run made in every hierarchy, the directory's
- * processes moved into it, and on v2 the controllers given to it. The
+/* A slot found at start: on v2 its directory gives its run the controllers
+ * managed now (a restart with more controllers: cpuset, say). One without a
+ * run (made by a cgpoold before slots had one, or left half made) first gets
+ * its run in every hierarchy, the directory's processes moved into it; the
  * directory keeps what was charged to it and the limits it had. *was_flat:
  * there was no run. */
 int cg_slot_nest(struct cg *cg, const char *name, bool *was_flat);

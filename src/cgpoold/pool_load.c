@@ -35,8 +35,13 @@ static int adopt_dir(const char *name, void *ud)
 
 	if (slot_name_id(name, &id) < 0 || id > MAX_SLOTS_HARD * 16UL)
 		return 0; /* not a slot of ours */
-	if (cg_slot_has_run(p->cg, name))
+	if (cg_slot_has_run(p->cg, name)) {
+		bool flat;
+		int r = cg_slot_nest(p->cg, name, &flat);
+		if (r < 0)
+			log_warn("slot %s: its run does not get every controller managed now: %s", name, strerror(-r));
 		return adopt(p, name, id);
+	}
 	v = realloc(p->bare, (p->nbare + 1) * sizeof(*p->bare));
 	if (!v)
 		return -ENOMEM;

@@ -703,6 +703,28 @@ static void test_legacy_slots(void **state)
 	assert_string_equal(mem_max(e, s->name), mem_unlimited(e));
 }
 
+/* v2: a restart that manages more controllers (cpuset added) gives the
+ * slots it finds them too: each slot's directory passes them to its run */
+static void test_restart_more_controllers(void **state)
+{
+	struct env *e = *state;
+	struct slot *s;
+	char name[SLOT_NAME_MAX];
+
+	env_start(e);
+	s = run_and_idle(e, "web", 0, 0);
+	snprintf(name, sizeof(name), "%s", s->name);
+	assert_false(cg_resource_supported(e->cg, "cpuset.cpus"));
+	env_stop(e);
+	e->ctrls = CG_CTRL_MEMORY | CG_CTRL_PIDS | CG_CTRL_CPUSET;
+	env_start(e);
+	s = pool_find(e->pool, "web");
+	assert_non_null(s);
+	assert_string_equal(s->name, name);
+	assert_int_equal(cg_slot_set(e->cg, name, "cpuset.cpus", "0"), 0);
+	assert_string_equal(slot_file(e, name, "cpuset.cpus"), "0");
+}
+
 static void test_corrupt_state(void **state)
 {
 	struct env *e = *state;
@@ -1534,6 +1556,7 @@ int main(void)
 		BOTH(test_daemon_restart),
 		BOTH(test_corrupt_state),
 		BOTH(test_legacy_slots),
+		{ "test_restart_more_controllers v2", test_restart_more_controllers, setup, teardown, (void *)&p_v2 },
 		{ "test_polling v2", test_polling, setup, teardown, (void *)&p_v2_poll },
 		{ "test_polling v1", test_polling, setup, teardown, (void *)&p_v1_poll },
 		{ "test_bind_and_restart v1", test_bind_and_restart, setup, teardown, (void *)&p_v1_poll },
