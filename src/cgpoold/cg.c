@@ -374,15 +374,14 @@ static bool word_in(const char *text, const char *word)
 /* v2: make the hierarchy's managed controllers available to dir's children */
 int cg_level_enable(struct cg *cg, const struct cg_hier *h, const char *dir, char *err, size_t errlen)
 {
-	char path[PATH_MAX], have[512], on[512], plus[32];
+	char path[PATH_MAX], have[512] = "", on[512], plus[32];
+	bool have_read = false;
 	int r;
 
-	snprintf(path, sizeof(path), "%s/cgroup.controllers", dir);
-	r = cg_read(cg, path, have, sizeof(have));
-	if (r >= 0) {
-		snprintf(path, sizeof(path), "%s/cgroup.subtree_control", dir);
-		r = cg_read(cg, path, on, sizeof(on));
-	}
+	/* cgroup.controllers only when one is missing: every slot found at
+	 * start comes through here, and has them all but after a change */
+	snprintf(path, sizeof(path), "%s/cgroup.subtree_control", dir);
+	r = cg_read(cg, path, on, sizeof(on));
 	if (r < 0) {
 		cg_errf(err, errlen, "read %s: %s", path, strerror(-r));
 		return r;
@@ -391,6 +390,16 @@ int cg_level_enable(struct cg *cg, const struct cg_hier *h, const char *dir, cha
 		const char *c = cg_ctrls[i].v2name;
 		if (!(h->ctrls & cg_ctrls[i].bit) || word_in(on, c))
 			continue;
+		if (!have_read) {
+			char cpath[PATH_MAX];
+			snprintf(cpath, sizeof(cpath), "%s/cgroup.controllers", dir);
+			r = cg_read(cg, cpath, have, sizeof(have));
+			if (r < 0) {
+				cg_errf(err, errlen, "read %s: %s", cpath, strerror(-r));
+				return r;
+			}
+			have_read = true;
+		}
 		if (!word_in(have, c)) {
 			cg_errf(err, errlen, "controller %s: not available in %s/cgroup.controllers (not delegated)",
 				c, dir);

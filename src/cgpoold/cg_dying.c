@@ -260,13 +260,20 @@ static int place_level(struct cg *cg, const char *place)
 	return 0;
 }
 
-static int place_u64(struct cg *cg, const char *place, const char *file, const char *key, uint64_t *out)
+/* the text of a file of place, whole (buf[16384]) */
+static int place_text(struct cg *cg, const char *place, const char *file, char *buf, size_t len)
 {
-	char path[PATH_MAX], buf[16384], *end;
+	char path[PATH_MAX];
 	int r = place_path(cg, place, file, path);
 
-	if (r == 0)
-		r = cg_read(cg, path, buf, sizeof(buf));
+	return r < 0 ? r : cg_read(cg, path, buf, len);
+}
+
+static int place_u64(struct cg *cg, const char *place, const char *file, const char *key, uint64_t *out)
+{
+	char buf[16384], *end;
+	int r = place_text(cg, place, file, buf, sizeof(buf));
+
 	if (r < 0)
 		return r;
 	if (key)
@@ -331,26 +338,32 @@ int cg_place_read(struct cg *cg, const char *place, struct cg_place *out)
 {
 	struct cg_place p = { 0 };
 	uint64_t cache, rss, mem = 0;
+	char text[16384];
 	int r;
 
+	/* each file read once, its keys taken from that one reading */
 	if (cg->info.memory_v2) {
 		r = place_u64(cg, place, "memory.current", NULL, &p.charged);
+		if (r == 0 && (r = place_text(cg, place, "cgroup.stat", text, sizeof(text))) > 0)
+			r = 0;
 		if (r == 0)
-			r = place_u64(cg, place, "cgroup.stat", "nr_dying_descendants", &p.dying);
-		if (r == 0 && place_u64(cg, place, "cgroup.stat", "nr_dying_subsys_memory", &mem) == 0 && mem > p.dying)
+			r = cg_keyed_u64(text, "nr_dying_descendants", &p.dying);
+		if (r == 0 && cg_keyed_u64(text, "nr_dying_subsys_memory", &mem) == 0 && mem > p.dying)
 			p.dying = mem;
 		p.has_dying = true;
 	} else {
 		uint64_t tcache, trss;
 		r = place_u64(cg, place, "memory.usage_in_bytes", NULL, &p.charged);
+		if (r == 0 && (r = place_text(cg, place, "memory.stat", text, sizeof(text))) > 0)
+			r = 0;
 		if (r == 0)
-			r = place_u64(cg, place, "memory.stat", "cache", &cache);
+			r = cg_keyed_u64(text, "cache", &cache);
 		if (r == 0)
-			r = place_u64(cg, place, "memory.stat", "rss", &rss);
+			r = cg_keyed_u64(text, "rss", &rss);
 		if (r == 0)
-			r = place_u64(cg, place, "memory.stat", "total_cache", &tcache);
+			r = cg_keyed_u64(text, "total_cache", &tcache);
 		if (r == 0)
-			r = place_u64(cg, place, "memory.stat", "total_rss", &trss);
+			r = cg_keyed_u64(text, "total_rss", &trss);
 		p.local = cache + rss;
 		p.lru_below = tcache + trss > p.local ? tcache + trss - p.local : 0;
 		p.has_local = true;

@@ -50,6 +50,17 @@ static int adopt_dir(const char *name, void *ud)
 	return 0;
 }
 
+/* name is a bare directory not claimed yet: claimed now (true) */
+static bool bare_claim(struct pool *p, const char *name)
+{
+	for (size_t i = 0; i < p->nbare; i++)
+		if (p->bare[i][0] && strcmp(p->bare[i], name) == 0) {
+			p->bare[i][0] = '\0';
+			return true;
+		}
+	return false;
+}
+
 /* A slot directory without a run: nested (its processes into a run of its
  * own) and adopted, to be retired once empty. False when it is no bare
  * directory, or cannot be nested. */
@@ -59,15 +70,11 @@ static bool adopt_bare(struct pool *p, const char *bare)
 	bool flat = false;
 	unsigned id;
 	struct slot *s;
-	size_t i;
 	int r;
 
 	snprintf(name, sizeof(name), "%s", bare); /* bare may be the entry claimed below */
-	for (i = 0; i < p->nbare && strcmp(p->bare[i], name) != 0; i++)
-		;
-	if (i == p->nbare || slot_name_id(name, &id) < 0)
+	if (slot_name_id(name, &id) < 0 || !bare_claim(p, name))
 		return false;
-	p->bare[i][0] = '\0'; /* claimed */
 	r = cg_slot_nest(p->cg, name, &flat);
 	if (r == 0)
 		r = adopt(p, name, id);
@@ -117,10 +124,8 @@ static void restore_one(struct pool *p, const struct slot *saved)
 	struct slot *s = pool_find_name(p, saved->name);
 
 	if (!s && saved->state == SLOT_RETIRING) {
-		note_removed(p, saved); /* its directory, when there, is its run's witness */
-		for (size_t i = 0; i < p->nbare; i++)
-			if (strcmp(p->bare[i], saved->name) == 0)
-				p->bare[i][0] = '\0';
+		note_removed(p, saved);
+		bare_claim(p, saved->name); /* its directory, when there, is its run's witness */
 		return;
 	}
 	if (!s && adopt_bare(p, saved->name))

@@ -130,6 +130,19 @@ static void removed_verified(const struct retire_result *res, void *ud)
 	pool_removed_done(ghost->pool, ghost);
 }
 
+/* s retired in the configured mode by the daemon itself (no caller waits
+ * for the verdict), with why in the log; resumed: one the last daemon left
+ * unfinished */
+static void retire_unasked(struct slot *s, const char *why, bool resumed)
+{
+	log_event(LOG_NOTICE, &(struct log_fields){ .key = s->key, .slot = s->name }, "retire %s (%s): %s", s->name,
+		  s->key[0] ? s->key : "-", why);
+	s->retire_mode = s->pool->conf->retire.mode;
+	s->retire_done = NULL;
+	s->resume_now = resumed;
+	pool_slot_event(s, SLOT_EV_RETIRE);
+}
+
 /* retirements the last daemon left unfinished: taken up again */
 static void resume_retirements(struct pool *p)
 {
@@ -151,13 +164,7 @@ static void resume_retirements(struct pool *p)
 		s->resume_retire = false;
 		if (s->state == SLOT_RUNNING || p->conf->retire.mode == RETIRE_KEEP)
 			continue;
-		log_event(LOG_NOTICE, &(struct log_fields){ .key = s->key, .slot = s->name },
-			  "retire %s (%s): left unfinished by the last daemon; resumed", s->name,
-			  s->key[0] ? s->key : "-");
-		s->retire_mode = p->conf->retire.mode;
-		s->retire_done = NULL;
-		s->resume_now = true;
-		pool_slot_event(s, SLOT_EV_RETIRE);
+		retire_unasked(s, "left unfinished by the last daemon; resumed", true);
 	}
 }
 
@@ -168,12 +175,7 @@ void pool_retire_legacy(struct slot *s)
 	if (!s->legacy || !p->retire || s->state == SLOT_RUNNING || s->state == SLOT_RETIRING ||
 	    p->conf->retire.mode == RETIRE_KEEP)
 		return;
-	log_event(LOG_NOTICE, &(struct log_fields){ .key = s->key, .slot = s->name },
-		  "retire %s (%s): made by an older cgpoold, its directory holds that one's limits; retired", s->name,
-		  s->key[0] ? s->key : "-");
-	s->retire_mode = p->conf->retire.mode;
-	s->retire_done = NULL;
-	pool_slot_event(s, SLOT_EV_RETIRE);
+	retire_unasked(s, "made by an older cgpoold, its directory holds that one's limits; retired", false);
 }
 
 void pool_set_retire(struct pool *p, struct retire *r)

@@ -311,20 +311,20 @@ static void rmdir_try(struct retirement *rt)
 {
 	struct retire *r = rt->r;
 	struct cg_dying d;
+	uint64_t current;
 
-	rt->res.lru_bytes = retire_lru_of(r, rt->res.name);
+	rt->res.lru_bytes = retire_lru_of(r, rt->res.name, &current);
 	/* a slot with a run: its directory, where nothing else lives, is the
 	 * witness of the run's removal; the shared count plays no part */
 	rt->own = cg_slot_has_run(r->cg, rt->res.name);
 	if (rt->own) {
 		struct cg_place pl;
-		struct cg_memory m;
 		rt->dir_own = 0;
 		if (cg_slot_witness(r->cg, rt->res.name, &pl) == 0) {
 			if (pl.has_local)
 				rt->dir_own = pl.local;
-			else if (cg_slot_memory_some(r->cg, rt->res.name, CG_MEM_CURRENT, &m) == 0 && pl.charged > m.current)
-				rt->dir_own = pl.charged - m.current;
+			else if (pl.charged > current)
+				rt->dir_own = pl.charged - current;
 		}
 		rmdir_go(rt);
 		return;
@@ -444,7 +444,7 @@ static void rmdir_result(struct retirement *rt, int e, int64_t end_us)
 static void drain_step(struct retirement *rt)
 {
 	struct retire *r = rt->r;
-	uint64_t lru = retire_lru_of(r, rt->res.name);
+	uint64_t lru = retire_lru_of(r, rt->res.name, NULL);
 
 	if (lru == 0 || now_mono_us() >= rt->deadline_us || rt->eagain >= DRAIN_EAGAIN_MAX) {
 		if (lru && rt->eagain < DRAIN_EAGAIN_MAX)
@@ -467,7 +467,7 @@ static void reclaim_result(struct retirement *rt, int e)
 		rt_remove(rt);
 		return;
 	}
-	after = retire_lru_of(r, rt->res.name);
+	after = retire_lru_of(r, rt->res.name, NULL);
 	if (after < lru) {
 		rt->res.drained_bytes += lru - after;
 		rt->drained_any = true;

@@ -133,8 +133,10 @@ void retire_finish(struct retirement *rt, enum retire_outcome o);
 void retire_kick(struct retire *r);
 
 /* retire_verify.c */
-/* the LRU bytes (file + anon) a slot holds */
-uint64_t retire_lru_of(struct retire *r, const char *name);
+/* the LRU bytes (file + anon) a slot holds, 0 when unreadable; its
+ * memory.current in *current (may be NULL), from the same reading,
+ * UINT64_MAX when unreadable */
+uint64_t retire_lru_of(struct retire *r, const char *name, uint64_t *current);
 /* removed at rmdir_us (when the rmdir returned): verified from now on */
 void retire_verify_add(struct retirement *rt, int64_t rmdir_us);
 /* r->verify_timer's callback: one reading of the witness, and the verdicts it allows */

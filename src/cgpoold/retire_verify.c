@@ -15,11 +15,18 @@
 
 /* ---- verification: the witness counts our removed groups that still exist */
 
-uint64_t retire_lru_of(struct retire *r, const char *name)
+uint64_t retire_lru_of(struct retire *r, const char *name, uint64_t *current)
 {
 	struct cg_memory m;
 
-	return cg_slot_memory(r->cg, name, &m) == 0 ? m.file + m.anon : 0;
+	if (cg_slot_memory(r->cg, name, &m) < 0) {
+		if (current)
+			*current = UINT64_MAX;
+		return 0;
+	}
+	if (current)
+		*current = m.current;
+	return m.file + m.anon;
 }
 
 static enum retire_outcome freed_outcome(const struct retirement *rt)
@@ -262,11 +269,10 @@ static void verify_later(struct retire *r, double after)
 	ev_timer_start(r->loop, &r->verify_timer);
 }
 
-/* only retirements with a witness of their own wait: the next look, backing off */
-static void verify_own_later(struct retire *r)
+/* some are still waiting: the next look, backing off */
+static void verify_backoff(struct retire *r)
 {
 	r->backoff = r->backoff * 1.5 > VERIFY_MAX_S ? VERIFY_MAX_S : r->backoff * 1.5;
-	maybe_wb_cleanup(r, now_mono_us());
 	verify_later(r, r->backoff);
 }
 
@@ -286,8 +292,11 @@ static void verify_with(struct retire *r, int e, struct cg_dying d, bool clean)
 	const unsigned n0 = n;
 
 	if (n == 0) {
-		if (own)
-			verify_own_later(r);
+		/* only retirements with a witness of their own wait */
+		if (own) {
+			maybe_wb_cleanup(r, now);
+			verify_backoff(r);
+		}
 		retire_kick(r); /* what a verdict's callback could not start */
 		return;
 	}
@@ -334,8 +343,7 @@ static void verify_with(struct retire *r, int e, struct cg_dying d, bool clean)
 	if (n + own > 0)
 		maybe_wb_cleanup(r, now);
 	if (n + own > 0) {
-		r->backoff = r->backoff * 1.5 > VERIFY_MAX_S ? VERIFY_MAX_S : r->backoff * 1.5;
-		verify_later(r, r->backoff);
+		verify_backoff(r);
 	} else if (retire_count_phase(r, PH_VERIFY) > 0) {
 		verify_later(r, VERIFY_FIRST_S); /* removed while it was read: a reading of their own */
 	} else {
