@@ -283,6 +283,38 @@ static int cmd_thaw(struct ctx *x)
 	return freeze(x, false);
 }
 
+/* set limits on JOB's slots: "JOB: memory.max=2G (KEY, ...)", or that it has none here */
+static int cmd_limit(struct ctx *x)
+{
+	json_t *reply = NULL, *slots, *s, *v;
+	const char *name;
+	size_t i;
+	int r;
+
+	if (!x->limits) {
+		fprintf(stderr, "cgpoolctl: limit: give at least one --limit NAME=VALUE (memory.max=2G)\n");
+		return EX_USAGE;
+	}
+	r = call(x, "Limit", json_pack("{s:s, s:O}", "job", x->args[0], "limits", x->limits), &reply);
+	if (r != 0)
+		return r;
+	slots = json_object_get(reply, "slots");
+	if (x->json)
+		text_print_json(reply);
+	else if (json_array_size(slots) == 0)
+		printf("%s: no slot of this job here\n", x->args[0]);
+	else {
+		printf("%s:", x->args[0]);
+		json_object_foreach(x->limits, name, v)
+			printf(" %s=%s", name, json_string_value(v));
+		json_array_foreach(slots, i, s)
+			printf("%s%s", i ? ", " : " (", text_str_field(s, "key", "?"));
+		printf(")\n");
+	}
+	json_decref(reply);
+	return 0;
+}
+
 static void print_retire(struct ctx *x, json_t *reply)
 {
 	const char *outcome = text_str_field(reply, "outcome", "?");
@@ -615,6 +647,8 @@ static const struct command commands[] = {
 	{ "freeze", 1, 1, 0, false, cmd_freeze, "JOB",
 	  "freeze every process in the slots of JOB (slurm:ID for a Slurm job) until thaw" },
 	{ "thaw", 1, 1, 0, false, cmd_thaw, "JOB", "let the processes of JOB's slots run again" },
+	{ "limit", 1, 1, OPT_LIMIT, false, cmd_limit, "JOB --limit NAME=VALUE...",
+	  "set limits (memory.max=2G, ...) on the running slots of JOB (slurm:ID for a Slurm job)" },
 	{ "retire", 1, 1, OPT_MODE | OPT_WAIT, false, cmd_retire, "KEY [--mode auto|reparent|drain] [--wait]",
 	  "remove KEY's slot; --wait prints the verified outcome" },
 	{ "list", 0, 0, 0, false, cmd_list, "", "one line per slot" },

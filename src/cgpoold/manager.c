@@ -69,6 +69,11 @@ static const char interface_description[] =
 	"# slots: the slots changed (none: no such job on this node). A job's slot is\n"
 	"# thawed when the job ends. NotSupported without cgroup.freeze (no cgroup2)\n"
 	"method Freeze(job: string, frozen: bool) -> (slots: []Slot)\n"
+	"# Set limits on the runs of the slots whose run is job's (named as for\n"
+	"# Freeze), as Attach's limits but not devices.deny: a running job whose\n"
+	"# scheduler changed its memory. slots: the slots changed (none: no such job\n"
+	"# on this node). A refused value leaves the slot's limits as they were\n"
+	"method Limit(job: string, limits: object) -> (slots: []Slot)\n"
 	"# outcome: released, reparented, drained, pinned, cancelled (the key was attached again);\n"
 	"# \"retiring\" when not waited for\n"
 	"method Retire(key: string, mode: ?string, wait: ?bool) -> (key: string, outcome: string,\n"
@@ -305,6 +310,44 @@ static void m_freeze(struct vl_call *call, json_t *params, void *ud)
 	if (f.r < 0) {
 		json_decref(f.slots);
 		snprintf(reason, sizeof(reason), "cgroup.freeze: %s", strerror(-f.r));
+		manager_not_supported(m, call, reason);
+		return;
+	}
+	vl_call_reply(call, json_pack("{s:o}", "slots", f.slots));
+}
+
+/* ---- Limit: a running job's limits, as its scheduler changed them */
+
+static void m_limit(struct vl_call *call, json_t *params, void *ud)
+{
+	struct manager *m = ud;
+	json_t *job = json_object_get(params, "job");
+	struct frozen_slots f = { m, NULL, 0 };
+	struct conf_res limits[CONF_MAX_RES];
+	size_t n = 0;
+	char reason[160];
+
+	if (!require_privileged(m, call))
+		return;
+	if (!json_is_string(job) || !json_string_length(job) || json_string_length(job) > 256) {
+		manager_invalid_parameter(m, call, "job");
+		return;
+	}
+	if (!manager_param_limits(m, call, params, limits, &n))
+		return;
+	if (n == 0) {
+		manager_invalid_parameter(m, call, "limits");
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(limits[i].name, "devices.deny") == 0)
+			return manager_not_supported(m, call, "devices.deny is the job's from its first Attach; Limit does "
+							      "not change it");
+	f.slots = json_array();
+	pool_tenant_limit(m->pool, json_string_value(job), limits, n, frozen_one, &f);
+	if (f.r < 0) {
+		json_decref(f.slots);
+		snprintf(reason, sizeof(reason), "a limit was refused: %s", strerror(-f.r));
 		manager_not_supported(m, call, reason);
 		return;
 	}
@@ -687,7 +730,7 @@ static const struct {
 	const char *name;
 	vl_method_fn fn;
 } methods[] = {
-	{ "Attach", manager_attach }, { "Release", m_release }, { "Freeze", m_freeze },   { "Retire", m_retire },
+	{ "Attach", manager_attach }, { "Release", m_release }, { "Freeze", m_freeze },   { "Limit", m_limit },   { "Retire", m_retire },
 	{ "List", m_list },
 	{ "Status", m_status }, { "Probe", m_probe },     { "Run", m_run },         { "Stop", m_stop },
 	{ "Restart", m_restart }, { "Reload", m_reload }, { "Metrics", m_metrics },

@@ -213,10 +213,7 @@ static bool peer_still_there(struct manager *m, struct vl_call *call, const char
 	return false;
 }
 
-/* Attach's limits: {name: value} with value a string or a number of bytes,
- * each a resource key this hierarchy can apply. false when the call was
- * answered. */
-static bool param_limits(struct manager *m, struct vl_call *call, json_t *params, struct conf_res *out, size_t *n)
+bool manager_param_limits(struct manager *m, struct vl_call *call, json_t *params, struct conf_res *out, size_t *n)
 {
 	json_t *limits = json_object_get(params, "limits"), *v;
 	char num[32], err[320], reason[400];
@@ -373,7 +370,7 @@ static void attach_call(struct manager *m, struct vl_call *call, json_t *params,
 		return manager_permission_denied(m, call, "only root and members of socket_group may move other processes");
 	if (!priv && json_object_get(params, "limits") && !json_is_null(json_object_get(params, "limits")))
 		return manager_permission_denied(m, call, "only root and members of socket_group may set limits");
-	if (!param_limits(m, call, params, limits, &nlimits) || !param_tenant(m, call, params, priv, &req))
+	if (!manager_param_limits(m, call, params, limits, &nlimits) || !param_tenant(m, call, params, priv, &req))
 		return;
 	req.key = key;
 	req.class_name = json_is_string(cls) ? json_string_value(cls) : NULL;

@@ -28,6 +28,10 @@ struct manager {
 /* ---- manager.c: replies and parameters every method uses */
 void manager_reply_error(struct manager *m, struct vl_call *call, const char *error, json_t *params);
 void manager_invalid_parameter(struct manager *m, struct vl_call *call, const char *name);
+/* Attach's and Limit's limits: {name: value} with value a string or a
+ * number of bytes, each a resource key this hierarchy can apply, into out
+ * (CONF_MAX_RES), *n of them. false when the call was answered. */
+bool manager_param_limits(struct manager *m, struct vl_call *call, json_t *params, struct conf_res *out, size_t *n);
 void manager_not_supported(struct manager *m, struct vl_call *call, const char *reason);
 void manager_permission_denied(struct manager *m, struct vl_call *call, const char *reason);
 void manager_reply_slot(struct manager *m, struct vl_call *call, const struct slot *s);

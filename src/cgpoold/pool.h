@@ -107,6 +107,13 @@ int pool_tenant_pidfd_open_default(pid_t pid);
  * how many. A job's slot is thawed when the job ends. */
 unsigned pool_tenant_freeze(struct pool *p, const char *job, bool frozen, void (*each)(struct slot *s, int r, void *ud),
 			    void *ud);
+/* Set limits (resource keys, values normalised as in struct conf_res) on the
+ * run of every slot of job (named as for Freeze): a running job whose
+ * scheduler changed its memory. Each holds for this run, as an Attach's.
+ * each(s, r, ud) for every such slot, r the outcome (0 or -errno, the
+ * slot's values as before the call); returns how many. */
+unsigned pool_tenant_limit(struct pool *p, const char *job, const struct conf_res *limits, size_t nlimits,
+			   void (*each)(struct slot *s, int r, void *ud), void *ud);
 
 /* pool_attach for a caller: a key it binds is owned by owner (0: root and
  * socket_group). */

@@ -162,6 +162,60 @@ unsigned pool_tenant_freeze(struct pool *p, const char *job, bool frozen, void (
 	return fr.n;
 }
 
+/* ---- a running job's limits changed by its scheduler */
+
+struct limit_req {
+	const char *job;
+	const struct conf_res *limits;
+	size_t n;
+	void (*each)(struct slot *s, int r, void *ud);
+	void *ud;
+	unsigned count;
+};
+
+static int limit_one(struct slot *s, void *arg)
+{
+	struct limit_req *lr = arg;
+	struct cg_res_saved saved[CONF_MAX_RES];
+	size_t i, nsaved = 0;
+	int r = 0;
+
+	if (!job_lives(s) || !job_named(s->tenant->job, lr->job))
+		return 0;
+	for (i = 0; i < lr->n && r == 0; i++) {
+		r = cg_slot_res_save(s->pool->cg, s->name, lr->limits[i].name, &saved[i]);
+		if (r == 0) {
+			nsaved = i + 1;
+			r = cg_slot_set(s->pool->cg, s->name, lr->limits[i].name, lr->limits[i].value);
+		}
+		if (r < 0)
+			log_warn("slot %s (%s): job %s: limit %s = %s: %s", s->name, s->key, s->tenant->job,
+				 lr->limits[i].name, lr->limits[i].value, strerror(-r));
+		else
+			log_info("slot %s (%s): job %s: limit %s = %s for this run", s->name, s->key, s->tenant->job,
+				 lr->limits[i].name, lr->limits[i].value);
+	}
+	if (r == 0)
+		for (i = 0; i < lr->n; i++)
+			s->run_limits |= (uint16_t)res_bit(lr->limits[i].name);
+	for (i = nsaved; r < 0 && i-- > 0;)
+		if (cg_slot_res_restore(s->pool->cg, s->name, &saved[i]) < 0)
+			log_warn("slot %s (%s): limit %s: the value before the change not restored", s->name, s->key,
+				 lr->limits[i].name);
+	lr->each(s, r, lr->ud);
+	lr->count++;
+	return 0;
+}
+
+unsigned pool_tenant_limit(struct pool *p, const char *job, const struct conf_res *limits, size_t nlimits,
+			   void (*each)(struct slot *s, int r, void *ud), void *ud)
+{
+	struct limit_req lr = { job, limits, nlimits, each, ud, 0 };
+
+	pool_foreach(p, limit_one, &lr);
+	return lr.count;
+}
+
 /* ---- the end of a job on this node */
 
 static void kill_round(struct slot *s)

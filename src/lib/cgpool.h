@@ -104,6 +104,10 @@ int cgpool_release(struct cgpool *c, const char *key, char **slot_json);
  * ("slurm:4711" names the runs of "slurm:4711:<uid>"); *nslots (may be
  * NULL): how many slots, 0 when the job has none here. */
 int cgpool_freeze_job(struct cgpool *c, const char *job, bool frozen, size_t *nslots);
+/* Set one limit (a resource key and its value, as Attach's limits) on the
+ * runs of the slots whose run belongs to job, named as for
+ * cgpool_freeze_job; *nslots (may be NULL) as there. */
+int cgpool_limit_job(struct cgpool *c, const char *job, const char *name, const char *value, size_t *nslots);
 
 #ifdef __cplusplus
 }

@@ -593,17 +593,15 @@ CGPOOL_EXPORT int cgpool_exec(struct cgpool *c, const char *key, const char *cla
 	return -errno;
 }
 
-CGPOOL_EXPORT int cgpool_freeze_job(struct cgpool *c, const char *job, bool frozen, size_t *nslots)
+/* a call on a job's slots: how many it changed */
+static int job_slots_call(struct cgpool *c, const char *method, json_t *params, size_t *nslots)
 {
-	json_t *params, *reply = NULL, *slots;
+	json_t *reply = NULL, *slots;
 	int r;
 
-	if (!c || !job)
-		return -EINVAL;
-	params = json_pack("{s:s, s:b}", "job", job, "frozen", frozen);
 	if (!params)
 		return -EINVAL;
-	r = call_json(c, CGPOOL_INTERFACE ".Freeze", params, &reply);
+	r = call_json(c, method, params, &reply);
 	if (r < 0)
 		return r;
 	slots = json_object_get(reply, "slots");
@@ -613,6 +611,23 @@ CGPOOL_EXPORT int cgpool_freeze_job(struct cgpool *c, const char *job, bool froz
 		*nslots = json_array_size(slots);
 	json_decref(reply);
 	return r;
+}
+
+CGPOOL_EXPORT int cgpool_freeze_job(struct cgpool *c, const char *job, bool frozen, size_t *nslots)
+{
+	if (!c || !job)
+		return -EINVAL;
+	return job_slots_call(c, CGPOOL_INTERFACE ".Freeze", json_pack("{s:s, s:b}", "job", job, "frozen", frozen),
+			      nslots);
+}
+
+CGPOOL_EXPORT int cgpool_limit_job(struct cgpool *c, const char *job, const char *name, const char *value,
+				   size_t *nslots)
+{
+	if (!c || !job || !name || !value)
+		return -EINVAL;
+	return job_slots_call(c, CGPOOL_INTERFACE ".Limit",
+			      json_pack("{s:s, s:{s:s}}", "job", job, "limits", name, value), nslots);
 }
 
 CGPOOL_EXPORT int cgpool_release(struct cgpool *c, const char *key, char **slot_json)

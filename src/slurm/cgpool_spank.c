@@ -56,6 +56,7 @@
 #include <slurm/spank.h>
 
 #include "cgpool.h"
+#include "slurm_release.h"
 #include "spank_key.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -158,6 +159,16 @@ EXPORT int slurm_spank_init(spank_t sp, int ac, char **av)
 	}
 	if (spank_context() == S_CTX_SLURMD)
 		check_setup();
+	if (spank_context() == S_CTX_REMOTE) {
+		uint32_t job_id = 0;
+		char id[16];
+
+		/* for task/cgpool in this slurmstepd (task_p_update_mem_limit) */
+		if (spank_get_item(sp, S_JOB_ID, &job_id) == ESPANK_SUCCESS) {
+			snprintf(id, sizeof(id), "%u", job_id);
+			setenv("CGPOOL_SLURM_JOB", id, 1);
+		}
+	}
 	if (spank_context() == S_CTX_REMOTE && !page) {
 		void *m = mmap(NULL, sizeof(*page), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 		page = m == MAP_FAILED ? NULL : m;
@@ -351,15 +362,16 @@ struct slurm_gres_device {
  * node has no GRES device file. 0, or -1 with why. */
 static int job_devices(spank_t sp, uint32_t step, char *out, size_t len, char *why, size_t whylen)
 {
-	List (*get_devices)(List, bool, uint16_t, char *, int, pid_t) = NULL;
+	/* the same six parameters in every release known (the last one a pid_t, then a step) */
+	slurm_list_t (*get_devices)(slurm_list_t, bool, uint16_t, char *, int, void *) = NULL;
 	void *f = dlsym(RTLD_DEFAULT, "gres_g_get_devices");
 	const slurm_conf_t *conf = dlsym(RTLD_DEFAULT, "slurm_conf");
 	const char *var = step == BATCH_STEP || step == INTERACTIVE_STEP ? "SLURM_JOB_GPUS" : "SLURM_STEP_GPUS";
 	struct spank_dev devs[256];
 	struct slurm_gres_device *d;
 	char allowed[1024] = "";
-	ListIterator it = NULL;
-	List list;
+	slurm_list_itr_t it = NULL;
+	slurm_list_t list;
 	size_t n = 0;
 	int r;
 
@@ -368,7 +380,7 @@ static int job_devices(spank_t sp, uint32_t step, char *out, size_t len, char *w
 		return -1;
 	}
 	memcpy(&get_devices, &f, sizeof(f));
-	list = get_devices(NULL, true, 0, NULL, 0, 0); /* every device, none allocated */
+	list = get_devices(NULL, true, 0, NULL, 0, NULL); /* every device, none allocated */
 	if (list)
 		it = slurm_list_iterator_create(list);
 	while (it && (d = slurm_list_next(it)) && n < sizeof(devs) / sizeof(devs[0])) {

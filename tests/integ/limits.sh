@@ -60,6 +60,55 @@ check "... and moves its process" in_slot "$other"
 kill "$user" "$other" 2> /dev/null
 wait "$user" "$other" 2> /dev/null
 
+# a running job's limit changed by its scheduler (Limit, cgpoolctl limit):
+# root places a job as Slurm's plug-in does (Attach with job and hold),
+# then sets its slots' memory.max; nobody may not, devices.deny is not
+# Limit's, and a value the kernel refuses (v1: below what the run uses)
+# leaves the slot's limit as it was
+command -v setpriv > /dev/null 2>&1 || skip "setpriv is missing"
+chmod 0711 "$T_DIR" # nobody reaches the socket
+says() { printf '%s\n' "$1" | grep -q -- "$2"; }
+job_limit() {
+	p=$("$CGPOOLCTL" --json status job.88 | json path)
+	if [ -f "$p/memory.limit_in_bytes" ]; then cat "$p/memory.limit_in_bytes"; else cat "$p/memory.max"; fi
+}
+python3 -c 'import os, sys, time
+while not os.path.exists(sys.argv[1]): time.sleep(0.05)
+b = bytearray(48 << 20)
+for i in range(0, len(b), 4096): b[i] = 1
+open(sys.argv[2], "w").close()
+time.sleep(120)' "$T_DIR/job.go" "$T_DIR/job.ready" 9>&- &
+jtask=$!
+sleep 300 9>&- &
+jholder=$!
+out=$(python3 "${top_srcdir:-.}/tests/integ/hostile.py" call "$T_SOCK" Attach "{\"key\": \"job.88\", \"pids\": [$jtask], \"limits\": {\"memory.max\": \"512M\"}, \"job\": \"sched:88:0\", \"hold\": $jholder}")
+echo "$out" | grep -q '"job": *"sched:88:0"' || hard_error "the job was not placed: $out"
+touch "$T_DIR/job.go" # v1 charges a page where it is touched first: in the slot
+wait_for 10 test -f "$T_DIR/job.ready" || fail "the job's memory user did not start"
+check "the job's run starts with 512 MiB ($(job_limit))" test "$(job_limit)" = 536870912
+out=$("$CGPOOLCTL" limit sched:88 --limit memory.max=384M 2>&1)
+check "cgpoolctl limit sets the job's slot's memory.max ($out)" test "$(job_limit)" = 402653184
+check "... and names the slot's key" says "$out" 'sched:88: memory.max=384M (job.88)'
+check "the daemon's log says so" grep -q "job sched:88:0: limit memory.max = .* for this run" "$T_DIR/daemon.log"
+out=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$CGPOOLCTL" limit sched:88 --limit memory.max=8G 2>&1)
+check "nobody may change a job's limit ($out)" says "$out" 'only root and members of socket_group'
+check "... and the limit is still 384 MiB" test "$(job_limit)" = 402653184
+out=$("$CGPOOLCTL" limit sched:88 --limit "devices.deny=c 1:5" 2>&1)
+check "devices.deny is not Limit's ($out)" says "$out" "devices.deny is the job's from its first Attach"
+out=$("$CGPOOLCTL" limit sched:99 --limit memory.max=1G 2>&1)
+check "a job with no slot here changes nothing ($out)" says "$out" 'no slot of this job here'
+out=$("$CGPOOLCTL" limit sched:88 --limit memory.max=lots 2>&1)
+check "a value that is no size is refused ($out)" says "$out" 'memory.max: invalid size'
+check "... and the limit is still 384 MiB" test "$(job_limit)" = 402653184
+if [ "$T_MEMORY" = v1 ]; then
+	out=$("$CGPOOLCTL" limit sched:88 --limit memory.max=16M 2>&1)
+	check "v1: a limit below what the job uses is refused ($out)" says "$out" 'a limit was refused'
+	check "... and the limit is still 384 MiB ($(job_limit))" test "$(job_limit)" = 402653184
+	check "... the job's process still runs" kill -0 "$jtask"
+fi
+kill "$jtask" "$jholder" 2> /dev/null
+wait "$jtask" "$jholder" 2> /dev/null
+
 # devices.deny: a device filter on the slot's cgroup2 directory (v2 and
 # hybrid); /dev/zero (c 1:5) denied for the run, /dev/null not; the next
 # run of the key has no filter

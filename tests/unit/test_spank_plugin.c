@@ -33,6 +33,7 @@
 #include <slurm/spank.h>
 
 #include "cgpool.h"
+#include "slurm_release.h"
 
 /* the plug-in's callbacks (cgpool_spank.c) */
 int slurm_spank_init(spank_t sp, int ac, char **av);
@@ -183,9 +184,9 @@ static struct {
 slurm_conf_t slurm_conf;
 
 void *gres_g_get_devices(void *gres_list, bool is_job, uint16_t accel_bind_type, char *tres_bind_str,
-			 int local_proc_id, pid_t pid);
+			 int local_proc_id, void *step);
 void *gres_g_get_devices(void *gres_list, bool is_job, uint16_t accel_bind_type, char *tres_bind_str,
-			 int local_proc_id, pid_t pid)
+			 int local_proc_id, void *step)
 {
 	if (gres_list || fake.ndevs == 0)
 		return NULL; /* asked for the node's devices only */
@@ -195,22 +196,22 @@ void *gres_g_get_devices(void *gres_list, bool is_job, uint16_t accel_bind_type,
 	return &fake_list;
 }
 
-ListIterator slurm_list_iterator_create(List l)
+slurm_list_itr_t slurm_list_iterator_create(slurm_list_t l)
 {
 	fake_list.next = 0;
-	return (ListIterator)l;
+	return (slurm_list_itr_t)l;
 }
 
-void *slurm_list_next(ListIterator it)
+void *slurm_list_next(slurm_list_itr_t it)
 {
 	return fake_list.next < fake_list.n ? &devs[fake_list.next++] : NULL;
 }
 
-void slurm_list_iterator_destroy(ListIterator it)
+void slurm_list_iterator_destroy(slurm_list_itr_t it)
 {
 }
 
-void slurm_list_destroy(List l)
+void slurm_list_destroy(slurm_list_t l)
 {
 	fake_list.n = 0;
 }
