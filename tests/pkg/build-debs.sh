@@ -14,6 +14,11 @@
 # SHA-256 of the copy's files, and copied to OUTDIR; a later call on the
 # same content copies them without building.
 #
+# CGPOOL_DEB_RELEASE=CODENAME (trixie, sid) builds them in a chroot of that
+# Debian release (tests/pkg/chroot.sh), against its libraries and its
+# libslurm-dev, so its guest installs packages made for its own Slurm; the
+# cache then keeps them as HASH-CODENAME.
+#
 # Exit: 0 built (or found), 1 the build failed (its log's end printed), 77
 # it cannot be built here (not root, no dpkg-buildpackage, the build
 # dependencies cannot be installed; the reason printed), 99 bad usage.
@@ -53,14 +58,52 @@ else
 	(cd "$top" && tar --exclude=./.git -cf - .) | tar -xf - -C "$src"
 fi || { say "cannot copy $top"; exit 99; }
 hash=$(cd "$src" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum | cut -c1-16)
-C=$CACHE/$hash
+REL=${CGPOOL_DEB_RELEASE:-}
+[ "$REL" != "$(. /etc/os-release 2> /dev/null && echo "${VERSION_CODENAME:-}")" ] || REL=
+C=$CACHE/$hash${REL:+-$REL}
+if [ -n "$REL" ]; then
+	CH=$(sh "$(dirname "$0")/chroot.sh" "$REL") || { say "SKIP: no $REL build chroot (above)"; exit 77; }
+fi
 
 # one builder at a time per cache
 if command -v flock > /dev/null; then
 	exec 9> "$CACHE/.lock"
 	flock 9
 fi
-if [ ! -f "$C/complete" ]; then
+# build_in_chroot: the packages built in the release's chroot, its outputs
+# copied into tmp as a build on the machine leaves them
+build_in_chroot() {
+	b=/build/cgpool.$$
+	rm -rf "${CH:?}$b" && mkdir -p "$CH$b" && cp -a "$src" "$CH$b/cgpool" || return 1
+	mount -t proc proc "$CH/proc" && mount --bind /dev "$CH/dev" || return 1
+	chroot "$CH" sh -c "cd $b/cgpool && LC_ALL=C.UTF-8 DEB_BUILD_OPTIONS='parallel=$(nproc 2> /dev/null || echo 1) ${DEB_BUILD_OPTIONS:-}' dpkg-buildpackage -us -uc -b" \
+		> "$tmp/build.log" 2>&1
+	rc=$?
+	umount "$CH/dev" "$CH/proc"
+	# a test that failed in the build: its log, before the build's own end
+	if [ $rc -ne 0 ] && [ -f "$CH$b/cgpool/test-suite.log" ]; then
+		for t in $(sed -n 's/^FAIL: \([^ ]*\)$/\1/p' "$CH$b/cgpool/test-suite.log"); do
+			echo "=== $t.log (in the $REL chroot)"
+			tail -n 40 "$CH$b/cgpool/$t.log"
+		done >> "$tmp/build.log"
+	fi
+	if [ $rc -eq 0 ]; then
+		find "$CH$b" -maxdepth 1 -type f -exec cp {} "$tmp/" \; &&
+			rm -rf "$src/debian/tmp" && cp -a "$CH$b/cgpool/debian/tmp" "$src/debian/tmp" || rc=1
+	fi
+	rm -rf "${CH:?}$b"
+	return $rc
+}
+
+if [ ! -f "$C/complete" ] && [ -n "$REL" ]; then
+	start=$(date +%s)
+	if ! build_in_chroot; then
+		tail -n 60 "$tmp/build.log"
+		say "dpkg-buildpackage -us -uc -b in the $REL chroot failed (above: the end of its log)"
+		exit 1
+	fi
+fi
+if [ ! -f "$C/complete" ] && [ -z "$REL" ]; then
 	command -v dpkg-buildpackage > /dev/null ||
 		apt "$tmp/apt-tools.log" install --no-install-recommends dpkg-dev ||
 		{ say "SKIP: no dpkg-buildpackage, and dpkg-dev cannot be installed"; exit 77; }
@@ -75,6 +118,8 @@ if [ ! -f "$C/complete" ]; then
 		say "dpkg-buildpackage -us -uc failed (above: the end of its log)"
 		exit 1
 	fi
+fi
+if [ ! -f "$C/complete" ]; then
 	# what make install put into debian/tmp, for deb.sh's file lists
 	(cd "$src/debian/tmp" && find . ! -type d | sed 's/^\.//' | LC_ALL=C sort) > "$tmp/installed.list" ||
 		{ say "no debian/tmp after the build"; exit 1; }
@@ -83,8 +128,8 @@ if [ ! -f "$C/complete" ]; then
 		echo "built in $(($(date +%s) - start)) s" > "$C.new/complete" &&
 		rm -rf "$C" && mv "$C.new" "$C" || { say "cannot fill the cache $C"; exit 99; }
 	say "built $(ls "$C" | grep -c '\.deb$') packages in $(($(date +%s) - start)) s into $C"
-	# the cache keeps the four newest contents
-	ls -1td "$CACHE"/*/ 2> /dev/null | tail -n +5 | while read -r old; do rm -rf "$old"; done
+	# the cache keeps the eight newest builds (a content built for three releases is three)
+	ls -1td "$CACHE"/*/ 2> /dev/null | tail -n +9 | while read -r old; do rm -rf "$old"; done
 else
 	say "the packages of this content are in $C ($(cat "$C/complete"))"
 fi

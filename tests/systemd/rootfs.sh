@@ -1,11 +1,14 @@
 #!/bin/sh
-# rootfs.sh [CACHE_DIR] - the root filesystem image of the systemd test VMs.
+# rootfs.sh [--release CODENAME] [CACHE_DIR] - the root filesystem image of
+# the systemd test VMs.
 #
 # Builds, once, a Debian root filesystem (the machine's own release, Debian
-# 12 "bookworm" here, so systemd 252) with systemd as init, as an ext4 image:
+# 12 "bookworm" here, so systemd 252; or CODENAME: trixie, sid, another
+# suite of the machine's own archive) with systemd as init, as an ext4 image:
 # debootstrap --variant=minbase from the machine's own apt sources (the
 # mirror is read from them at run time and written nowhere), plus systemd and
-# the libraries cgpoold and cgpoolctl load. No docs, man pages nor locales.
+# the libraries cgpoold and cgpoolctl load, and that release's Slurm. No
+# docs, man pages nor locales.
 #
 # The image is cached in CACHE_DIR (default /var/cache/cgpool-vm/systemd-rootfs)
 # under a key that hashes the package list, the release and this script's
@@ -21,7 +24,7 @@
 # bad usage.
 set -u
 
-VERSION=3
+VERSION=4
 # systemd as PID 1, what cgpoold (libev, inih, jansson, libsystemd,
 # libcgroup) and the tests (procps, util-linux) need at run time, and a
 # one-node Slurm (slurm-wlm: slurmctld, slurmd, the clients; munge) for the
@@ -29,20 +32,36 @@ VERSION=3
 # sacct checks (slurmdbd, storing into MariaDB); both services are disabled
 # in the image (below)
 PACKAGES="systemd systemd-sysv dbus libev4 libinih1 libjansson4 libsystemd0 libcgroup2 procps util-linux slurm-wlm munge iproute2 slurmdbd mariadb-server"
+# the releases after Debian 12 name two of those libraries anew (the 64-bit
+# time_t transition; libcgroup 3)
+packages_of() {
+	case $1 in
+	bookworm | bullseye) echo "$PACKAGES" ;;
+	*) echo "$PACKAGES" | sed 's/ libev4 / libev4t64 /; s/ libcgroup2 / libcgroup3 /' ;;
+	esac
+}
 # free space left in the image for the tests' files (MiB)
 SPARE_MB=${CGPOOL_ROOTFS_SPARE_MB:-384}
 
 say() { echo "rootfs: $*" >&2; }
 skip() { say "SKIP: $*"; exit 77; }
 
-[ $# -le 1 ] || { echo "usage: $0 [CACHE_DIR]" >&2; exit 99; }
+CODENAME=
+if [ "${1:-}" = --release ]; then
+	CODENAME=${2:-}
+	[ -n "$CODENAME" ] || { echo "usage: $0 [--release CODENAME] [CACHE_DIR]" >&2; exit 99; }
+	shift 2
+fi
+[ $# -le 1 ] || { echo "usage: $0 [--release CODENAME] [CACHE_DIR]" >&2; exit 99; }
 CACHE=${1:-/var/cache/cgpool-vm/systemd-rootfs}
 [ "$(id -u)" = 0 ] || skip "needs root (debootstrap, apt-get)"
 mkdir -p "$CACHE" || skip "cannot create $CACHE"
 CACHE=$(cd "$CACHE" && pwd)
 
-CODENAME=$(. /etc/os-release 2> /dev/null && echo "${VERSION_CODENAME:-}")
-[ -n "$CODENAME" ] || skip "no VERSION_CODENAME in /etc/os-release"
+. "$(dirname "$0")/../vm/mirror.sh"
+machine_mirror 2> "$CACHE/.mirror.err" || skip "$(cat "$CACHE/.mirror.err")"
+CODENAME=${CODENAME:-$HOST_CODENAME}
+PACKAGES=$(packages_of "$CODENAME")
 KEY=$(printf '%s\n' "$VERSION" "$CODENAME" $PACKAGES | sha256sum | cut -c1-16)
 OUT=$CACHE/$KEY
 
@@ -55,44 +74,6 @@ if [ -f "$OUT/complete" ]; then
 	echo "$OUT/rootfs.img"
 	exit 0
 fi
-
-# mirror_of SOURCES_FILE: "URI KEYRING" of the machine's main archive (the
-# deb822 stanza, or sources.list line, whose first suite is CODENAME)
-mirror_of() {
-	if [ "${1%.sources}" != "$1" ]; then
-		awk -v cn="$CODENAME" 'BEGIN { RS = "" }
-			{
-				uri = ""; key = ""; main = 0
-				n = split($0, l, "\n")
-				for (i = 1; i <= n; i++) {
-					if (l[i] ~ /^#/) continue
-					split(l[i], w, /[ \t]+/)
-					if (w[1] == "URIs:") uri = w[2]
-					if (w[1] == "Suites:" && w[2] == cn) main = 1
-					if (w[1] == "Signed-By:") key = w[2]
-				}
-				if (main && uri != "") { print uri, key; exit }
-			}' "$1"
-	else
-		awk -v cn="$CODENAME" '$1 == "deb" {
-				i = 2; key = ""
-				if ($2 ~ /^\[/) {
-					for (; $i !~ /\]$/; i++) if ($i ~ /signed-by=/) key = $i
-					if ($i ~ /signed-by=/) key = $i
-					i++
-				}
-				sub(/.*signed-by=/, "", key); sub(/\]$/, "", key)
-				if ($(i + 1) == cn) { print $i, key; exit }
-			}' "$1"
-	fi
-}
-SRC=${CGPOOL_VM_APT_SOURCES:-/etc/apt/sources.list.d/debian.sources}
-[ -f "$SRC" ] || SRC=/etc/apt/sources.list
-[ -f "$SRC" ] || skip "no apt sources ($SRC)"
-set -- $(mirror_of "$SRC")
-MIRROR=${1:-}
-KEYRING=${2:-}
-[ -n "$MIRROR" ] || skip "no apt source for '$CODENAME' in $SRC"
 
 if ! command -v debootstrap > /dev/null; then
 	say "installing debootstrap"
@@ -154,7 +135,11 @@ done
 # connection); they are disabled, not masked (slurm.sh starts them), here
 # in the build, so every image of a cache key has the same units enabled
 # whatever the maintainer scripts did, and no symlink to them is left.
-for u in mariadb.service mariadb.socket slurmdbd.service; do
+# slurmctld and slurmd likewise: Debian 13's slurmd.service has no
+# ConditionPathExists on slurm.conf, and a slurmd started without one
+# looks for its controller until systemd's start timeout (90 s of every
+# boot).
+for u in mariadb.service mariadb.socket slurmdbd.service slurmctld.service slurmd.service; do
 	[ -f "$R/lib/systemd/system/$u" ] || continue
 	chroot "$R" systemctl disable --quiet "$u" > /dev/null 2>&1
 	left=$(find "$R/etc/systemd/system" -type l -lname "*/$u" 2> /dev/null)

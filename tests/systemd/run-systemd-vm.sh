@@ -10,8 +10,10 @@
 # (bad usage, the build or the initramfs not made).
 #
 # KERNEL_DIR is a directory written by tests/vm/fetch-kernels.sh (vmlinuz,
-# release, modules.load, modules/), or `stable` / `unstable`: fetched into
-# ${CGPOOL_VM_CACHE:-/var/cache/cgpool-vm} by fetch-kernels.sh.
+# release, modules.load, modules/), or `stable` / `unstable` / `trixie`:
+# fetched into ${CGPOOL_VM_CACHE:-/var/cache/cgpool-vm} by fetch-kernels.sh.
+# The root image is of the machine's own Debian release, or of
+# CGPOOL_VM_RELEASE (a codename: trixie, sid) when set.
 #
 # The guest:
 #   /dev/vda  the Debian root image of rootfs.sh (cached), through a qcow2
@@ -84,7 +86,7 @@ command -v qemu-system-x86_64 > /dev/null || skip "no qemu-system-x86_64"
 
 # ---- the kernel
 case $KERNEL in
-stable | unstable)
+stable | unstable | trixie)
 	CACHE=${CGPOOL_VM_CACHE:-/var/cache/cgpool-vm}
 	sh "$VMDIR/fetch-kernels.sh" "$CACHE" "$KERNEL" > /dev/null || skip "no $KERNEL kernel"
 	KERNEL=$CACHE/$KERNEL
@@ -96,7 +98,8 @@ KDIR=$(cd "$KERNEL" && pwd)
 RELEASE=$(cat "$KDIR/release" 2> /dev/null)
 
 # ---- the root image
-IMAGE=$(sh "$HERE/rootfs.sh" ${CGPOOL_ROOTFS_CACHE:+"$CGPOOL_ROOTFS_CACHE"}) || skip "no root image (rootfs.sh)"
+IMAGE=$(sh "$HERE/rootfs.sh" ${CGPOOL_VM_RELEASE:+--release "$CGPOOL_VM_RELEASE"} \
+	${CGPOOL_ROOTFS_CACHE:+"$CGPOOL_ROOTFS_CACHE"}) || skip "no ${CGPOOL_VM_RELEASE:-} root image (rootfs.sh)"
 IMAGE_DIR=$(dirname "$IMAGE")
 T_IMAGE=$(date +%s)
 
@@ -216,7 +219,7 @@ cp "$HERE/initrd-init.sh" "$I/init" && chmod 755 "$I/init" || hard "no initrd-in
 qemu-img create -q -f qcow2 -F raw -b "$IMAGE" "$WORK/root.qcow2" || hard "qemu-img create of the overlay failed"
 VM_TIMEOUT=${CGPOOL_VM_TIMEOUT:-$((120 + $# * TEST_TIMEOUT))}
 LOG=$WORK/console.log
-say "booting $RELEASE with systemd, payloads:$NAMES (timeout ${VM_TIMEOUT}s)"
+say "booting $RELEASE with systemd (${CGPOOL_VM_RELEASE:-the machine's release}), payloads:$NAMES (timeout ${VM_TIMEOUT}s)"
 t0=$(date +%s)
 timeout -k 10 "$VM_TIMEOUT" qemu-system-x86_64 -accel tcg -m "${CGPOOL_VM_MEM:-1024}" -smp "${CGPOOL_VM_CPUS:-2}" \
 	-nodefaults -nographic -no-reboot -monitor none -serial stdio -nic none \

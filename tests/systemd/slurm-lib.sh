@@ -77,7 +77,24 @@ check "cgpoold answers" timeout 30 "$CGPOOLCTL" health
 # plug-ins; cgroup.conf and plugstack.conf
 NODE=$(timeout 30 slurmd -C 2> /dev/null | sed -n 's/^NodeName=[^ ]* //p' | head -n 1)
 [ -n "$NODE" ] || skip "slurmd -C did not describe this node"
+# the Slurm release (slurmd -V: "slurm-wlm 24.11.5" on Debian; it reads no slurm.conf),
+# and whether task/cgpool is told of scontrol suspend there (22.05 only:
+# src/slurm/slurm_release.h)
+SLURM_VER=$(slurmd -V 2> /dev/null | sed -n 's/^slurm[a-z-]* \([0-9.]*\).*/\1/p')
+case $SLURM_VER in 22.05.*) SUSPEND_HOOKS=yes ;; *) SUSPEND_HOOKS=no ;; esac
+echo "Slurm $SLURM_VER (task/cgpool's suspend hooks: $SUSPEND_HOOKS)"
+# the user slurmctld and slurmdbd run as: the one their packaged units
+# name (Debian 13 and later: slurm, with /run/slurmctld and /run/slurmdbd
+# as their runtime directories), else root (Debian 12)
+SLURM_USER=$(systemctl show -p User --value slurmctld.service 2> /dev/null)
+[ -n "$SLURM_USER" ] || SLURM_USER=root
+if [ "$SLURM_USER" = root ]; then
+	CTLD_PID=/run/slurmctld.pid DBD_PID=/run/slurmdbd.pid
+else
+	CTLD_PID=/run/slurmctld/slurmctld.pid DBD_PID=/run/slurmdbd/slurmdbd.pid
+fi
 mkdir -p /etc/slurm /var/spool/slurmctld /var/spool/slurmd /var/log/slurm
+chown "$SLURM_USER" /var/spool/slurmctld /var/log/slurm
 # two fake GPUs: NVIDIA's major, no driver (an open that passes the device
 # filter fails with ENXIO, one it stops with EPERM)
 for i in 0 1; do
@@ -113,18 +130,19 @@ JobAcctGatherType=jobacct_gather/cgroup"
 	cat > /etc/slurm/slurm.conf << EOC
 ClusterName=vm
 SlurmctldHost=$(hostname -s)(127.0.0.1)
-SlurmUser=root
+SlurmUser=$SLURM_USER
 SlurmdUser=root
 AuthType=auth/munge
 CredType=cred/munge
 StateSaveLocation=/var/spool/slurmctld
 SlurmdSpoolDir=/var/spool/slurmd
-SlurmctldPidFile=/run/slurmctld.pid
+SlurmctldPidFile=$CTLD_PID
 SlurmdPidFile=/run/slurmd.pid
 SlurmctldLogFile=/var/log/slurm/slurmctld.log
 SlurmdLogFile=/var/log/slurm/slurmd.log
 $plugins
 $(grep -v '^#' "$SRC/tests/slurm/cluster.conf.part" | grep -v '^AccountingStorageType=')
+$([ -n "$ACCT_UP" ] || echo AccountingStorageType=accounting_storage/none)
 ${ACCT_UP:+AccountingStorageType=accounting_storage/slurmdbd
 AccountingStorageHost=localhost
 JobAcctGatherFrequency=task=1}

@@ -133,11 +133,26 @@ suspend() {
 	a=$(lines)
 	sleep 2
 	b=$(lines)
-	check "$1: suspended, the writer is stopped ($a then $b lines 2 s later)" test "$a" -eq "$b"
-	[ "$1" = v2 ] && check "$1: the job's slot is frozen" grep -qx "frozen 1" "$slot/cgroup.events"
-	check "$1: scontrol resume $jid" scontrol resume "$jid"
-	sleep 2
-	check "$1: resumed, the writer goes on ($b then $(lines) lines)" test "$(lines)" -gt "$b"
+	task=$(pgrep -f '^sleep 1003$' | head -n 1)
+	if [ "$1" = v2 ] && [ "$SUSPEND_HOOKS" = no ]; then
+		# Slurm 24.11 and later call no task plug-in on suspend: slurmstepd
+		# stops what its proctrack plug-in tracks (linuxproc: the job's
+		# process tree), and what the job daemonized runs on (doc/slurm.md)
+		check "$1: Slurm $SLURM_VER: the job's own task is stopped (state $(ps -o stat= -p "$task"))" \
+			sh -c "ps -o stat= -p '$task' | grep -q '^T'"
+		check "$1: ... the writer the job daemonized is not, as doc/slurm.md says ($a then $b lines 2 s later)" \
+			test "$a" -lt "$b"
+		check "$1: ... and the job's slot is not frozen" grep -qx "frozen 0" "$slot/cgroup.events"
+		check "$1: scontrol resume $jid" scontrol resume "$jid"
+		sleep 2
+		check "$1: resumed, the job's task runs ($(ps -o stat= -p "$task"))" sh -c "ps -o stat= -p '$task' | grep -qv '^T'"
+	else
+		check "$1: suspended, the writer is stopped ($a then $b lines 2 s later)" test "$a" -eq "$b"
+		[ "$1" = v2 ] && check "$1: the job's slot is frozen" grep -qx "frozen 1" "$slot/cgroup.events"
+		check "$1: scontrol resume $jid" scontrol resume "$jid"
+		sleep 2
+		check "$1: resumed, the writer goes on ($b then $(lines) lines)" test "$(lines)" -gt "$b"
+	fi
 	scancel "$jid"
 	timeout 30 sh -c "while pgrep -f '^sleep 1003\$' > /dev/null; do sleep 0.1; done"
 	pkill -f 'echo x >> /var/tmp/susp.log' 2> /dev/null
@@ -178,7 +193,10 @@ acct() {
 # through a pipe did not compare: the copy took 2.5 to 4.7 s of CPU time as
 # the load of other VMs on the host varied, 6.75 against 4.53 s in all.)
 sacct_job() {
-	if [ -z "$ACCT_UP" ]; then
+	if [ -n "${ACCT_BROKEN:-}" ]; then
+		echo "NOT CHECKED: $1: sacct (slurmdbd cannot use this image's MariaDB, above)"
+		return 1
+	elif [ -z "$ACCT_UP" ]; then
 		fail "$1: no sacct numbers: slurmdbd is not up (its and MariaDB's logs above)"
 		return 1
 	fi
@@ -233,20 +251,20 @@ mkdir -p /etc/slurm /var/log/slurm
 # a small buffer pool: the guest has 1 GiB and the jobs take 512 MiB
 [ -d /etc/mysql/mariadb.conf.d ] &&
 	printf '[mysqld]\ninnodb_buffer_pool_size = 32M\n' > /etc/mysql/mariadb.conf.d/90-cgpool-vm.cnf
-cat > /etc/slurm/slurmdbd.conf << 'EOC'
+cat > /etc/slurm/slurmdbd.conf << EOC
 AuthType=auth/munge
 DbdHost=localhost
-SlurmUser=root
+SlurmUser=$SLURM_USER
 StorageType=accounting_storage/mysql
 StorageHost=localhost
 StorageUser=slurm
 StoragePass=cgpool-vm
 StorageLoc=slurm_acct_db
-PidFile=/run/slurmdbd.pid
+PidFile=$DBD_PID
 LogFile=/var/log/slurm/slurmdbd.log
 EOC
-# slurmdbd refuses a config others can read, or not SlurmUser's (root)
-chown root:root /etc/slurm/slurmdbd.conf && chmod 600 /etc/slurm/slurmdbd.conf
+# slurmdbd refuses a config others can read, or not SlurmUser's
+chown "$SLURM_USER:" /etc/slurm/slurmdbd.conf && chmod 600 /etc/slurm/slurmdbd.conf
 in_db() { timeout 30 sacctmgr -n -P list cluster format=cluster 2> /dev/null | grep -qx vm; }
 DB=$(command -v mariadb || command -v mysql)
 if ! command -v slurmdbd > /dev/null || [ -z "$DB" ]; then
@@ -263,14 +281,25 @@ else
 	# tables before it answers
 	ACCT_UP=yes
 	slurm_conf slurm-cgroup
-	if ! check "slurmdbd answers sacctmgr" timeout 300 sh -c \
-		'until timeout 30 sacctmgr -n list cluster > /dev/null 2>&1; do
+	if ! timeout 300 sh -c 'until timeout 30 sacctmgr -n list cluster > /dev/null 2>&1; do
 			systemctl -q is-active slurmdbd.service || exit 1
 			sleep 1
 		done'; then
 		ACCT_UP=
-		dbd_logs
+		# Debian 13's slurmdbd (24.11.5) cannot use its own MariaDB 11.8
+		# through its libmariadb3: the first query it makes fails in the
+		# client library (error 5027), and slurmdbd exits. The sacct
+		# checks are not made there; any other failure is one.
+		if grep -q "_check_mysql_concat_is_sane: null result" /var/log/slurm/slurmdbd.log 2> /dev/null &&
+			grep -q "mysql_query failed: 5027" /var/log/slurm/slurmdbd.log; then
+			echo "NOT CHECKED: sacct: slurmdbd $(slurmdbd -V 2> /dev/null | cut -d' ' -f2) exits at its first query to this image's MariaDB ($(sed -n 's/.*mysql_query failed: \(5027 .*\)/\1/p' /var/log/slurm/slurmdbd.log | head -n 1))"
+			ACCT_BROKEN=yes
+		else
+			fail "slurmdbd answers sacctmgr"
+			dbd_logs
+		fi
 	else
+		pass "slurmdbd answers sacctmgr"
 		in_db || timeout 60 sacctmgr -i add cluster vm > /dev/null 2>&1
 		check "the cluster vm is in the accounting database" in_db || { ACCT_UP=; dbd_logs; }
 	fi
@@ -282,8 +311,10 @@ if slurm_up slurm-cgroup; then
 	echo "the node is idle"
 	where=$(srun -Q cat /proc/self/cgroup)
 	echo "a task of Slurm's: $where"
+	# the job's group is job_<id>, or from 26.05 its SLUID (s and 13
+	# letters and digits; CgroupJobIdPaths=yes gives job_<id> back)
 	check "task/cgroup puts a task in Slurm's job_*/step_*/.../task_* group" \
-		sh -c "echo '$where' | grep -q '/job_[0-9]*/step_0/.*task_0\$'"
+		sh -c "echo '$where' | grep -q '/\\(job_[0-9]*\\|s[0-9A-Z]\\{8,\\}\\)/step_0/.*task_0\$'"
 	cpus slurm-cgroup
 	gpus slurm-cgroup
 	suspend slurm-cgroup
@@ -329,10 +360,12 @@ check "v2: MaxRSS within 10% of task/cgroup's ($3 vs $1 KiB)" awk -v a="$1" -v b
 echo "CPU time of the running job by sstat: v2 $4 s, task/cgroup $2 s"
 # a completed job's numbers from slurmdbd
 set -- ${SACCT_slurm_cgroup:-0 0} ${SACCT_v2:-0 0}
-check "v2: sacct MaxRSS within 10% of task/cgroup's ($3 vs $1 KiB)" \
-	awk -v a="$1" -v b="$3" 'BEGIN { exit !(a > 0 && b >= a * 0.9 && b <= a * 1.1) }'
-check "v2: sacct TotalCPU within 10% of task/cgroup's ($4 vs $2 s)" \
-	awk -v a="$2" -v b="$4" 'BEGIN { exit !(a > 0 && b >= a * 0.9 && b <= a * 1.1) }'
+if [ -z "${ACCT_BROKEN:-}" ]; then
+	check "v2: sacct MaxRSS within 10% of task/cgroup's ($3 vs $1 KiB)" \
+		awk -v a="$1" -v b="$3" 'BEGIN { exit !(a > 0 && b >= a * 0.9 && b <= a * 1.1) }'
+	check "v2: sacct TotalCPU within 10% of task/cgroup's ($4 vs $2 s)" \
+		awk -v a="$2" -v b="$4" 'BEGIN { exit !(a > 0 && b >= a * 0.9 && b <= a * 1.1) }'
+fi
 made0=$(created)
 echo "slots made before the jobs: $made0"
 added=$(jobs v2) || fail "a job failed under conf/slurm/v2"
@@ -401,6 +434,28 @@ check "v2: cgpoold's log says the slot was not recycled" \
 	sh -c "journalctl -q -o cat -u cgpoold.service | grep -q 'not recycled: [0-9]* bytes still charged after the scrub'"
 check "v2: the slot is set aside (leftover.*)" sh -c "$CGPOOLCTL list | grep -q '^leftover\\.slot-'"
 rm -f "$shm"
+
+# ---- a running job's memory lowered through Slurm (26.05 and later:
+# scontrol update MinMemoryNode of a running job; task/cgpool's
+# update_mem_limit): its slot's memory.max follows
+case $SLURM_VER in
+2[6-9].* | [3-9][0-9].*)
+	jid=$(sbatch --parsable --mem=512M -o /dev/null --wrap 'exec sleep 1004')
+	timeout 60 sh -c "until [ \$(pgrep -fc '^sleep 1004\$') -ge 1 ]; do sleep 0.2; done"
+	slot=$(status_of "slurm.$jid" path)
+	check "v2: job $jid's slot starts with its --mem=512M ($(cat "$slot/memory.max" 2> /dev/null))" \
+		test "$(cat "$slot/memory.max" 2> /dev/null)" = 536870912
+	out=$(scontrol update JobId="$jid" MinMemoryNode=256 2>&1)
+	check "v2: scontrol update JobId=$jid MinMemoryNode=256 on the running job ($out)" test -z "$out"
+	check "v2: the slot's memory.max follows: 256 MiB within 30 s ($(cat "$slot/memory.max" 2> /dev/null))" \
+		wait_for 30 sh -c "test \"\$(cat '$slot/memory.max')\" = 268435456"
+	check "v2: cgpoold's log says why" sh -c \
+		"journalctl -q -o cat -u cgpoold.service | grep -q 'job slurm:$jid:[0-9]*: limit memory.max = '"
+	scancel "$jid"
+	timeout 30 sh -c "while pgrep -f '^sleep 1004\$' > /dev/null; do sleep 0.1; done"
+	;;
+*) echo "Slurm $SLURM_VER: a running job's memory does not change (26.05 and later)" ;;
+esac
 
 # ---- a restart of cgpoold while a job runs
 jid=$(sbatch --parsable --mem=96M -o /dev/null --wrap 'exec sleep 1002')

@@ -17,6 +17,7 @@ cd /
 echo
 echo "VMINFO kernel $(uname -r), $(systemctl --version | head -n 1), PID 1 is $(cat /proc/1/comm)"
 echo "VMINFO runner started $(cut -d' ' -f1 /proc/uptime) s after the kernel booted"
+echo "VMINFO slowest units to start: $(systemd-analyze blame --no-pager 2> /dev/null | head -n 3 | sed 's/^ *//' | paste -sd, -)"
 
 CG=/sys/fs/cgroup
 U=$(sed -n 's/^0:://p' /proc/self/cgroup)

@@ -1,5 +1,5 @@
 #!/bin/sh
-# fetch-kernels.sh CACHE_DIR [stable] [unstable] [bullseye]
+# fetch-kernels.sh CACHE_DIR [stable] [unstable] [bullseye] [trixie]
 #
 # Obtains and caches the kernels the VM tests boot (stable and unstable by
 # default):
@@ -12,6 +12,9 @@
 #             same way with the suite changed to bullseye (the oldest
 #             kernel the archive still serves: no cgroup.kill, memory.peak,
 #             memory.reclaim, SO_PEERPIDFD)
+#   trixie    the newest linux-image-6.12.*-cloud-amd64 of Debian 13, the
+#             same way with the suite changed to trixie (the kernel of the
+#             Debian 13 systemd guest, with its Slurm 24.11)
 # Packages are unpacked with dpkg -x, never installed. Each kernel ends up in
 # CACHE_DIR/<name>/ as
 #   vmlinuz         the kernel
@@ -30,12 +33,12 @@ MODULES_NEEDED="virtio_pci virtio_blk ext4"
 say() { echo "fetch-kernels: $*"; }
 warn() { echo "fetch-kernels: $*" >&2; }
 
-[ $# -ge 1 ] || { echo "usage: $0 CACHE_DIR [stable] [unstable] [bullseye]" >&2; exit 99; }
+[ $# -ge 1 ] || { echo "usage: $0 CACHE_DIR [stable] [unstable] [bullseye] [trixie]" >&2; exit 99; }
 CACHE=$1
 shift
 [ $# -gt 0 ] || set -- stable unstable
 for k in "$@"; do
-	case $k in stable | unstable | bullseye) ;; *) echo "$0: unknown kernel '$k' (stable, unstable or bullseye)" >&2; exit 99 ;; esac
+	case $k in stable | unstable | bullseye | trixie) ;; *) echo "$0: unknown kernel '$k' (stable, unstable, bullseye or trixie)" >&2; exit 99 ;; esac
 done
 mkdir -p "$CACHE" || { warn "cannot create $CACHE"; exit 77; }
 CACHE=$(cd "$CACHE" && pwd)
@@ -171,7 +174,7 @@ fetch_stable() {
 }
 
 # suite_apt_setup SUITE: the private apt configuration for another suite of
-# the machine's own archive (sid, bullseye), from the machine's own sources:
+# the machine's own archive (sid, bullseye, trixie), from the machine's own sources:
 # the stanza (or line) of the main archive, i.e. whose suite list starts with
 # the machine's codename, with the suite changed to SUITE.
 suite_apt_setup() {
@@ -271,6 +274,14 @@ fetch_bullseye() {
 		awk '{ print $1 }' | grep -v -- '-unsigned$' | grep -v -- '-dbg$' | newest)
 	[ -n "$pkg" ] || { warn "bullseye: no linux-image-5.10.*-cloud-amd64 in bullseye"; return 1; }
 	fetch_suite_kernel bullseye "$pkg"
+}
+
+fetch_trixie() {
+	suite_apt_setup trixie || return 1
+	pkg=$(apt-cache $APT_OPTS search --names-only '^linux-image-6\.12\.[0-9a-z.+-]*-cloud-amd64$' |
+		awk '{ print $1 }' | grep -v -- '-unsigned$' | grep -v -- '-dbg$' | newest)
+	[ -n "$pkg" ] || { warn "trixie: no linux-image-6.12.*-cloud-amd64 in trixie"; return 1; }
+	fetch_suite_kernel trixie "$pkg"
 }
 
 status=0
