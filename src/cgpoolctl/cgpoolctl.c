@@ -249,28 +249,33 @@ static int cmd_release(struct ctx *x)
 	return cmd_key(x, "Release");
 }
 
-/* freeze or thaw JOB's slots: "JOB: frozen (KEY, ...)", or that it has none here */
-static int freeze(struct ctx *x, bool frozen)
+/* the reply of a call on JOB's slots: "JOB: WHAT (KEY, ...)", or that it has none here */
+static int print_job_slots(struct ctx *x, json_t *reply, const char *what)
 {
-	json_t *reply = NULL, *slots, *s;
+	json_t *slots = json_object_get(reply, "slots"), *s;
 	size_t i;
-	int r = call(x, "Freeze", json_pack("{s:s, s:b}", "job", x->args[0], "frozen", frozen), &reply);
 
-	if (r != 0)
-		return r;
-	slots = json_object_get(reply, "slots");
 	if (x->json)
 		text_print_json(reply);
 	else if (json_array_size(slots) == 0)
 		printf("%s: no slot of this job here\n", x->args[0]);
 	else {
-		printf("%s: %s", x->args[0], frozen ? "frozen" : "thawed");
+		printf("%s: %s", x->args[0], what);
 		json_array_foreach(slots, i, s)
 			printf("%s%s", i ? ", " : " (", text_str_field(s, "key", "?"));
 		printf(")\n");
 	}
 	json_decref(reply);
 	return 0;
+}
+
+/* freeze or thaw JOB's slots */
+static int freeze(struct ctx *x, bool frozen)
+{
+	json_t *reply = NULL;
+	int r = call(x, "Freeze", json_pack("{s:s, s:b}", "job", x->args[0], "frozen", frozen), &reply);
+
+	return r != 0 ? r : print_job_slots(x, reply, frozen ? "frozen" : "thawed");
 }
 
 static int cmd_freeze(struct ctx *x)
@@ -283,12 +288,13 @@ static int cmd_thaw(struct ctx *x)
 	return freeze(x, false);
 }
 
-/* set limits on JOB's slots: "JOB: memory.max=2G (KEY, ...)", or that it has none here */
+/* set limits on JOB's slots: "JOB: memory.max=2G (KEY, ...)" */
 static int cmd_limit(struct ctx *x)
 {
-	json_t *reply = NULL, *slots, *s, *v;
+	json_t *reply = NULL, *v;
 	const char *name;
-	size_t i;
+	char what[512] = "";
+	size_t len = 0;
 	int r;
 
 	if (!x->limits) {
@@ -298,21 +304,11 @@ static int cmd_limit(struct ctx *x)
 	r = call(x, "Limit", json_pack("{s:s, s:O}", "job", x->args[0], "limits", x->limits), &reply);
 	if (r != 0)
 		return r;
-	slots = json_object_get(reply, "slots");
-	if (x->json)
-		text_print_json(reply);
-	else if (json_array_size(slots) == 0)
-		printf("%s: no slot of this job here\n", x->args[0]);
-	else {
-		printf("%s:", x->args[0]);
-		json_object_foreach(x->limits, name, v)
-			printf(" %s=%s", name, json_string_value(v));
-		json_array_foreach(slots, i, s)
-			printf("%s%s", i ? ", " : " (", text_str_field(s, "key", "?"));
-		printf(")\n");
-	}
-	json_decref(reply);
-	return 0;
+	json_object_foreach(x->limits, name, v)
+		if (len < sizeof(what))
+			len += (size_t)snprintf(what + len, sizeof(what) - len, "%s%s=%s", len ? " " : "", name,
+						json_string_value(v));
+	return print_job_slots(x, reply, what);
 }
 
 static void print_retire(struct ctx *x, json_t *reply)

@@ -271,69 +271,79 @@ static void m_release(struct vl_call *call, json_t *params, void *ud)
 	manager_reply_slot(m, call, s);
 }
 
-/* ---- Freeze */
+/* ---- Freeze and Limit: the slots of a job */
 
-struct frozen_slots {
+struct job_slots {
 	struct manager *m;
 	json_t *slots;
 	int r; /* the first failure */
 };
 
-static void frozen_one(struct slot *s, int r, void *ud)
+static void job_slot(struct slot *s, int r, void *ud)
 {
-	struct frozen_slots *f = ud;
+	struct job_slots *js = ud;
 
-	if (r < 0 && f->r == 0)
-		f->r = r;
-	json_array_append_new(f->slots, slot_json(f->m, s));
+	if (r < 0 && js->r == 0)
+		js->r = r;
+	json_array_append_new(js->slots, slot_json(js->m, s));
+}
+
+/* the job a call names (root and socket_group only); NULL when the call was answered */
+static const char *param_job(struct manager *m, struct vl_call *call, json_t *params)
+{
+	json_t *job = json_object_get(params, "job");
+
+	if (!require_privileged(m, call))
+		return NULL;
+	if (!json_is_string(job) || !json_string_length(job) || json_string_length(job) > 256) {
+		manager_invalid_parameter(m, call, "job");
+		return NULL;
+	}
+	return json_string_value(job);
+}
+
+/* the reply: the job's slots, or what the first failure was (what: its file or its kind) */
+static void reply_job_slots(struct manager *m, struct vl_call *call, struct job_slots *js, const char *what)
+{
+	char reason[160];
+
+	if (js->r < 0) {
+		json_decref(js->slots);
+		snprintf(reason, sizeof(reason), "%s: %s", what, strerror(-js->r));
+		manager_not_supported(m, call, reason);
+		return;
+	}
+	vl_call_reply(call, json_pack("{s:o}", "slots", js->slots));
 }
 
 static void m_freeze(struct vl_call *call, json_t *params, void *ud)
 {
 	struct manager *m = ud;
-	json_t *job = json_object_get(params, "job"), *frozen = json_object_get(params, "frozen");
-	struct frozen_slots f = { m, NULL, 0 };
-	char reason[160];
+	json_t *frozen = json_object_get(params, "frozen");
+	struct job_slots js = { m, NULL, 0 };
+	const char *job;
 
-	if (!require_privileged(m, call))
+	if (!(job = param_job(m, call, params)))
 		return;
-	if (!json_is_string(job) || !json_string_length(job) || json_string_length(job) > 256) {
-		manager_invalid_parameter(m, call, "job");
-		return;
-	}
 	if (!json_is_boolean(frozen)) {
 		manager_invalid_parameter(m, call, "frozen");
 		return;
 	}
-	f.slots = json_array();
-	pool_tenant_freeze(m->pool, json_string_value(job), json_is_true(frozen), frozen_one, &f);
-	if (f.r < 0) {
-		json_decref(f.slots);
-		snprintf(reason, sizeof(reason), "cgroup.freeze: %s", strerror(-f.r));
-		manager_not_supported(m, call, reason);
-		return;
-	}
-	vl_call_reply(call, json_pack("{s:o}", "slots", f.slots));
+	js.slots = json_array();
+	pool_tenant_freeze(m->pool, job, json_is_true(frozen), job_slot, &js);
+	reply_job_slots(m, call, &js, "cgroup.freeze");
 }
 
-/* ---- Limit: a running job's limits, as its scheduler changed them */
-
+/* a running job's limits, as its scheduler changed them */
 static void m_limit(struct vl_call *call, json_t *params, void *ud)
 {
 	struct manager *m = ud;
-	json_t *job = json_object_get(params, "job");
-	struct frozen_slots f = { m, NULL, 0 };
+	struct job_slots js = { m, NULL, 0 };
 	struct conf_res limits[CONF_MAX_RES];
+	const char *job;
 	size_t n = 0;
-	char reason[160];
 
-	if (!require_privileged(m, call))
-		return;
-	if (!json_is_string(job) || !json_string_length(job) || json_string_length(job) > 256) {
-		manager_invalid_parameter(m, call, "job");
-		return;
-	}
-	if (!manager_param_limits(m, call, params, limits, &n))
+	if (!(job = param_job(m, call, params)) || !manager_param_limits(m, call, params, limits, &n))
 		return;
 	if (n == 0) {
 		manager_invalid_parameter(m, call, "limits");
@@ -343,15 +353,9 @@ static void m_limit(struct vl_call *call, json_t *params, void *ud)
 		if (strcmp(limits[i].name, "devices.deny") == 0)
 			return manager_not_supported(m, call, "devices.deny is the job's from its first Attach; Limit does "
 							      "not change it");
-	f.slots = json_array();
-	pool_tenant_limit(m->pool, json_string_value(job), limits, n, frozen_one, &f);
-	if (f.r < 0) {
-		json_decref(f.slots);
-		snprintf(reason, sizeof(reason), "a limit was refused: %s", strerror(-f.r));
-		manager_not_supported(m, call, reason);
-		return;
-	}
-	vl_call_reply(call, json_pack("{s:o}", "slots", f.slots));
+	js.slots = json_array();
+	pool_tenant_limit(m->pool, job, limits, n, job_slot, &js);
+	reply_job_slots(m, call, &js, "a limit was refused");
 }
 
 /* ---- List: streamed with "more", one reply otherwise */

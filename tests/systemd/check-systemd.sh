@@ -18,7 +18,8 @@
 # guest's Slurm plug-ins are built against its own libslurm-dev, and
 # installed with dpkg; where they cannot be built here, as `make install`'s
 # tree (package.sh then skips and says why). Two guests boot at a time where
-# the machine has two CPUs or more.
+# the machine has two CPUs or more, and a guest's packages are built while
+# the guests before it run.
 # CGPOOL_VM=no skips it. Exit: 1 when a payload failed on some guest, else
 # 77 when some guest or its image could not be had (reason printed), else 0.
 set -u
@@ -28,7 +29,6 @@ here=$(cd "$(dirname "$0")" && pwd)
 [ "$(id -u)" = 0 ] || { say "SKIP: needs root (qemu, debootstrap, the caches)"; exit 77; }
 [ $# -gt 0 ] || set -- ${CGPOOL_VM_KERNEL:-stable trixie unstable}
 
-. "$here/../vm/results.sh"
 # release_of GUEST: the Debian release of its root image and packages
 release_of() {
 	case $1 in
@@ -39,19 +39,21 @@ release_of() {
 }
 debs=$(mktemp -d "${TMPDIR:-/tmp}/cgpool-sd-debs.XXXXXX") || exit 99
 trap 'rm -rf "$debs"' EXIT
-for g in "$@"; do
-	r=$(release_of "$g")
-	[ -d "$debs/$r" ] && continue
-	mkdir -p "$debs/$r"
-	if CGPOOL_DEB_RELEASE=$r sh "$here/../pkg/build-debs.sh" "$debs/$r" > "$debs/$r.out" 2>&1; then
-		say "$r: the guest installs the packages: $(cd "$debs/$r" && ls *.deb | tr '\n' ' ')"
+# build_debs RELEASE: the packages for RELEASE into debs/RELEASE (once per
+# release), or make install's tree for its guests when they cannot be built
+build_debs() {
+	[ -e "$debs/$1.done" ] && return 0
+	mkdir -p "$debs/$1"
+	if CGPOOL_DEB_RELEASE=$1 sh "$here/../pkg/build-debs.sh" "$debs/$1" > "$debs/$1.out" 2>&1; then
+		say "$1: the guest installs the packages: $(cd "$debs/$1" && ls *.deb | tr '\n' ' ')"
 	else
-		cat "$debs/$r.out"
-		rm -rf "${debs:?}/$r"
-		say "$r: no packages (above): the guest gets make install's tree"
+		cat "$debs/$1.out"
+		rm -rf "${debs:?}/$1"
+		say "$1: no packages (above): the guest gets make install's tree"
 	fi
-done
-# slurm.sh takes about 320 to 390 s in a guest alone (with MariaDB and
+	touch "$debs/$1.done"
+}
+# slurm.sh takes about 300 to 400 s in a guest alone (with MariaDB and
 # slurmdbd), more with another guest beside it: each payload gets 900 s
 run_kernel() {
 	r=$(release_of "$1")
@@ -60,6 +62,34 @@ run_kernel() {
 	CGPOOL_VM_TEST_TIMEOUT=${CGPOOL_VM_TEST_TIMEOUT:-900} sh "$here/run-systemd-vm.sh" "$1" \
 		"$here/smoke.sh" "$here/survive.sh" "$here/slurm.sh" "$here/package.sh"
 }
+# Each guest's packages are built while the guests before it boot; at most
+# JOBS guests run at once (each is emulated on the host's CPUs); the
+# output of each is printed whole, in the order of the guests, at the end.
 jobs=1
 [ "$(nproc 2> /dev/null || echo 1)" -ge 2 ] && jobs=2
-vm_each_kernel_by "$jobs" check-systemd run_kernel "$@"
+out=$debs/out
+mkdir -p "$out"
+running() { n=0; for g in "$@"; do [ -e "$out/$g.rc" ] || n=$((n + 1)); done; echo $n; }
+started=
+for g in "$@"; do
+	t0=$(date +%s)
+	build_debs "$(release_of "$g")"
+	while [ "$(running $started)" -ge "$jobs" ]; do sleep 2; done
+	say "$g: started $(($(date +%s) - t0)) s after its packages were asked for"
+	( run_kernel "$g" > "$out/$g.log" 2>&1; echo $? > "$out/$g.rc" ) &
+	started="$started $g"
+done
+wait
+failed= skipped= passed=
+for g in "$@"; do
+	cat "$out/$g.log"
+	case $(cat "$out/$g.rc" 2> /dev/null) in
+	0) passed="$passed $g" ;;
+	77) skipped="$skipped $g" ;;
+	*) failed="$failed $g" ;;
+	esac
+done
+say "passed on:${passed:- none}; failed on:${failed:- none}; not run on:${skipped:- none}"
+[ -z "$failed" ] || exit 1
+[ -z "$skipped" ] || exit 77
+exit 0

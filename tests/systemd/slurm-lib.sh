@@ -121,6 +121,11 @@ JobAcctGatherType=jobacct_gather/cgroup"
 		plugins=$(grep -v '^#' "$SETUP/slurm.conf.part")
 		cp "$SETUP/cgroup.conf" "$SETUP/plugstack.conf" /etc/slurm/
 		;;
+	v2-contain)
+		plugins="$(grep -v '^#' "$SETUP/slurm.conf.part")
+PrologFlags=Contain"
+		cp "$SETUP/cgroup.conf" "$SETUP/plugstack.conf" /etc/slurm/
+		;;
 	v2-memory)
 		plugins=$(grep -v '^#' "$SETUP/slurm.conf.part")
 		cp "$SETUP/cgroup.conf" /etc/slurm/

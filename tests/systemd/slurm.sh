@@ -85,6 +85,16 @@ gpus() {
 	echo "$1: batch job $jid with gpu:1 (the user set SLURM_JOB_GPUS=0,1):" $(cat /var/tmp/gpus1.out)
 	check "$1: a batch job with one GPU opens one, whatever SLURM_JOB_GPUS the user set" \
 		test "$(grep -c ENXIO /var/tmp/gpus1.out)" -eq 1 -a "$(grep -c EPERM /var/tmp/gpus1.out)" -eq 1
+	# 23.11 and later: a step of srun --external-launcher (what mpirun
+	# starts) has the whole job's resources, and slurmstepd gives it the
+	# job's GPUs, not the SLURM_STEP_GPUS the user set
+	case $SLURM_VER in 22.05.*) return 0 ;; esac
+	jid=$(sbatch --parsable --gres=gpu:1 -o /var/tmp/gpus3.out \
+		--wrap 'SLURM_STEP_GPUS=0,1 srun -Q --external-launcher sh -c "echo mine \${SLURM_STEP_GPUS:-none}; sh /var/tmp/gpus.sh"')
+	timeout 60 sh -c "until [ \"\$(scontrol -o show job $jid | grep -o 'JobState=[A-Z]*')\" = JobState=COMPLETED ]; do sleep 0.5; done"
+	echo "$1: batch job $jid with gpu:1, an --external-launcher step (the user set SLURM_STEP_GPUS=0,1):" $(cat /var/tmp/gpus3.out)
+	check "$1: an --external-launcher step opens the job's one GPU only, whatever SLURM_STEP_GPUS the user set" \
+		test "$(grep -c ENXIO /var/tmp/gpus3.out)" -eq 1 -a "$(grep -c EPERM /var/tmp/gpus3.out)" -eq 1
 }
 
 # cpus VARIANT: a -c1 job is confined to one CPU (a taskset to any other
@@ -436,10 +446,12 @@ check "v2: the slot is set aside (leftover.*)" sh -c "$CGPOOLCTL list | grep -q 
 rm -f "$shm"
 
 # ---- a running job's memory lowered through Slurm (26.05 and later:
-# scontrol update MinMemoryNode of a running job; task/cgpool's
-# update_mem_limit): its slot's memory.max follows
+# scontrol update MinMemoryNode of a running job, which Slurm allows only
+# with PrologFlags=Contain; task/cgpool's update_mem_limit): its slot's
+# memory.max follows
 case $SLURM_VER in
 2[6-9].* | [3-9][0-9].*)
+	slurm_up v2-contain || fail "the cluster did not come up with conf/slurm/v2 and PrologFlags=Contain"
 	jid=$(sbatch --parsable --mem=512M -o /dev/null --wrap 'exec sleep 1004')
 	timeout 60 sh -c "until [ \$(pgrep -fc '^sleep 1004\$') -ge 1 ]; do sleep 0.2; done"
 	slot=$(status_of "slurm.$jid" path)
@@ -453,6 +465,7 @@ case $SLURM_VER in
 		"journalctl -q -o cat -u cgpoold.service | grep -q 'job slurm:$jid:[0-9]*: limit memory.max = '"
 	scancel "$jid"
 	timeout 30 sh -c "while pgrep -f '^sleep 1004\$' > /dev/null; do sleep 0.1; done"
+	slurm_up v2 || fail "the cluster did not come up with conf/slurm/v2 again"
 	;;
 *) echo "Slurm $SLURM_VER: a running job's memory does not change (26.05 and later)" ;;
 esac

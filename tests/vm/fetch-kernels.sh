@@ -268,21 +268,18 @@ fetch_unstable() {
 	fetch_suite_kernel unstable "$pkg"
 }
 
-fetch_bullseye() {
-	suite_apt_setup bullseye || return 1
-	pkg=$(apt-cache $APT_OPTS search --names-only '^linux-image-5\.10\.[0-9.-]*-cloud-amd64$' |
+# fetch_newest NAME SUITE PATTERN: the newest kernel package of SUITE whose
+# name matches PATTERN (no -unsigned nor -dbg one), into CACHE/NAME
+fetch_newest() {
+	suite_apt_setup "$2" || return 1
+	pkg=$(apt-cache $APT_OPTS search --names-only "$3" |
 		awk '{ print $1 }' | grep -v -- '-unsigned$' | grep -v -- '-dbg$' | newest)
-	[ -n "$pkg" ] || { warn "bullseye: no linux-image-5.10.*-cloud-amd64 in bullseye"; return 1; }
-	fetch_suite_kernel bullseye "$pkg"
+	[ -n "$pkg" ] || { warn "$1: no package $3 in $2"; return 1; }
+	fetch_suite_kernel "$1" "$pkg"
 }
 
-fetch_trixie() {
-	suite_apt_setup trixie || return 1
-	pkg=$(apt-cache $APT_OPTS search --names-only '^linux-image-6\.12\.[0-9a-z.+-]*-cloud-amd64$' |
-		awk '{ print $1 }' | grep -v -- '-unsigned$' | grep -v -- '-dbg$' | newest)
-	[ -n "$pkg" ] || { warn "trixie: no linux-image-6.12.*-cloud-amd64 in trixie"; return 1; }
-	fetch_suite_kernel trixie "$pkg"
-}
+fetch_bullseye() { fetch_newest bullseye bullseye '^linux-image-5\.10\.[0-9.-]*-cloud-amd64$'; }
+fetch_trixie() { fetch_newest trixie trixie '^linux-image-6\.12\.[0-9a-z.+-]*-cloud-amd64$'; }
 
 status=0
 for k in "$@"; do
