@@ -116,6 +116,39 @@ static const char *limit_value(const struct slot *s, const struct attach_req *re
 	return l->value;
 }
 
+int pool_run_limits_write(struct slot *s, const struct conf_res *const *limits, const char *const *values, size_t n,
+			  size_t *refused)
+{
+	struct cg_res_saved saved[CONF_MAX_RES];
+	size_t i, nsaved = 0;
+	int r = 0;
+
+	for (i = 0; i < n && i < CONF_MAX_RES; i++) {
+		r = cg_slot_res_save(s->pool->cg, s->name, limits[i]->name, &saved[i]);
+		if (r == 0) {
+			nsaved = i + 1; /* a refused write may have changed one of its files */
+			r = cg_slot_set(s->pool->cg, s->name, limits[i]->name, values[i]);
+		}
+		if (r < 0) {
+			log_warn("slot %s (%s): limit %s = %s: %s", s->name, s->key, limits[i]->name, values[i],
+				 strerror(-r));
+			if (refused)
+				*refused = i;
+			break;
+		}
+	}
+	if (r == 0) {
+		for (i = 0; i < n; i++)
+			s->run_limits |= (uint16_t)res_bit(limits[i]->name);
+		return 0;
+	}
+	for (i = nsaved; i-- > 0;)
+		if (cg_slot_res_restore(s->pool->cg, s->name, &saved[i]) < 0)
+			log_warn("slot %s (%s): limit %s: the value before this call not restored", s->name, s->key,
+				 limits[i]->name);
+	return r;
+}
+
 /* The run's own limits, after the settings of its class and key. A value
  * the kernel refuses fails the Attach before any process moves, and the
  * values this Attach wrote before it are put back: a running run keeps
@@ -124,11 +157,11 @@ static const char *limit_value(const struct slot *s, const struct attach_req *re
  * devices (out) is the devices.deny written, when *devset. */
 static int apply_run_limits(struct slot *s, const struct attach_req *req, char *devices, size_t devlen, bool *devset)
 {
-	struct cg_res_saved saved[CONF_MAX_RES];
 	const struct conf_res *order[CONF_MAX_RES];
-	uint16_t had = s->run_limits;
-	size_t i, n = 0, nsaved = 0;
-	int r = 0;
+	const char *values[CONF_MAX_RES] = { NULL };
+	char bufs[CONF_MAX_RES][sizeof(req->limits->value)];
+	size_t i, n = 0, refused = 0;
+	int r;
 
 	*devset = false;
 	for (i = 0; i < req->nlimits && n < CONF_MAX_RES; i++)
@@ -137,46 +170,28 @@ static int apply_run_limits(struct slot *s, const struct attach_req *req, char *
 	for (i = 0; i < req->nlimits && n < CONF_MAX_RES; i++)
 		if (strcmp(req->limits[i].name, "devices.deny") == 0)
 			order[n++] = &req->limits[i];
+	for (i = 0; i < n; i++)
+		values[i] = limit_value(s, req, order[i], bufs[i], sizeof(bufs[i]));
+	r = pool_run_limits_write(s, order, values, n, &refused);
+	if (r < 0) {
+		if (req->refused)
+			*req->refused = order[refused];
+		if (req->nlimits > 1 || s->state == SLOT_RUNNING)
+			log_info("slot %s (%s): the limits of the run are as before the attach", s->name, s->key);
+		return r;
+	}
 	for (i = 0; i < n; i++) {
-		const struct conf_res *l = order[i];
-		char buf[sizeof(l->value)];
-		const char *v = limit_value(s, req, l, buf, sizeof(buf));
-
-		r = cg_slot_res_save(s->pool->cg, s->name, l->name, &saved[i]);
-		if (r == 0) {
-			nsaved = i + 1; /* a refused write may have changed one of its files */
-			r = cg_slot_set(s->pool->cg, s->name, l->name, v);
-		}
-		if (r < 0) {
-			log_warn("slot %s (%s): limit %s = %s: %s", s->name, s->key, l->name, v, strerror(-r));
-			if (req->refused)
-				*req->refused = l;
-			break;
-		}
-		if (v != l->value)
+		if (values[i] != order[i]->value)
 			log_info("slot %s (%s): limit %s = %s for this run (what job %s's run and this attach both deny)",
-				 s->name, s->key, l->name, *v ? v : "(none)", req->job);
+				 s->name, s->key, order[i]->name, *values[i] ? values[i] : "(none)", req->job);
 		else
-			log_info("slot %s (%s): limit %s = %s for this run", s->name, s->key, l->name, v);
-		if (strcmp(l->name, "devices.deny") == 0) {
-			snprintf(devices, devlen, "%s", v);
+			log_info("slot %s (%s): limit %s = %s for this run", s->name, s->key, order[i]->name, values[i]);
+		if (strcmp(order[i]->name, "devices.deny") == 0) {
+			snprintf(devices, devlen, "%s", values[i]);
 			*devset = true;
 		}
-		s->run_limits |= (uint16_t)res_bit(l->name);
 	}
-	if (r == 0)
-		return 0;
-	for (i = nsaved; i-- > 0;) {
-		int rr = cg_slot_res_restore(s->pool->cg, s->name, &saved[i]);
-		if (rr < 0)
-			log_warn("slot %s (%s): limit %s: the value before this attach not restored: %s", s->name,
-				 s->key, order[i]->name, strerror(-rr));
-	}
-	s->run_limits = had;
-	*devset = false;
-	if (req->nlimits > 1 || s->state == SLOT_RUNNING)
-		log_info("slot %s (%s): the limits of the run are as before the attach", s->name, s->key);
-	return r;
+	return 0;
 }
 
 void pool_attach_plan(struct pool *p, const struct attach_req *req, pid_t caller, struct attach_plan *plan)

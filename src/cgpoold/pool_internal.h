@@ -170,6 +170,14 @@ void pool_tenant_run_ended(struct slot *s);
  * (another job, a new run, or a daemon restarted since). */
 const char *pool_tenant_devices(const struct slot *s, const char *job);
 /* Keep deny as the job's run's devices.deny (after pool_tenant_bind). */
+/* Write each of n limits into s's run, in order (values[i] the value of
+ * limits[i]): each value is saved before its write, and when the kernel
+ * refuses one, what this call wrote is put back (the refusal logged). The
+ * limits written join the run's own (run_limits). 0, or -errno with
+ * *refused (may be NULL) the index of the one refused. Attach's limits and
+ * Limit's (pool_attach.c). */
+int pool_run_limits_write(struct slot *s, const struct conf_res *const *limits, const char *const *values, size_t n,
+			  size_t *refused);
 int pool_tenant_set_devices(struct slot *s, const char *deny);
 void pool_tenant_move(struct slot *to, struct slot *from);
 void pool_tenant_resume(struct slot *s);

@@ -176,32 +176,21 @@ struct limit_req {
 static int limit_one(struct slot *s, void *arg)
 {
 	struct limit_req *lr = arg;
-	struct cg_res_saved saved[CONF_MAX_RES];
-	size_t i, nsaved = 0;
-	int r = 0;
+	const struct conf_res *limits[CONF_MAX_RES] = { NULL };
+	const char *values[CONF_MAX_RES] = { NULL };
+	size_t i, n = 0;
+	int r;
 
 	if (!job_lives(s) || !job_named(s->tenant->job, lr->job))
 		return 0;
-	for (i = 0; i < lr->n && r == 0; i++) {
-		r = cg_slot_res_save(s->pool->cg, s->name, lr->limits[i].name, &saved[i]);
-		if (r == 0) {
-			nsaved = i + 1;
-			r = cg_slot_set(s->pool->cg, s->name, lr->limits[i].name, lr->limits[i].value);
-		}
-		if (r < 0)
-			log_warn("slot %s (%s): job %s: limit %s = %s: %s", s->name, s->key, s->tenant->job,
-				 lr->limits[i].name, lr->limits[i].value, strerror(-r));
-		else
-			log_info("slot %s (%s): job %s: limit %s = %s for this run", s->name, s->key, s->tenant->job,
-				 lr->limits[i].name, lr->limits[i].value);
+	for (i = 0; i < lr->n && n < CONF_MAX_RES; i++, n++) {
+		limits[n] = &lr->limits[i];
+		values[n] = lr->limits[i].value;
 	}
-	if (r == 0)
-		for (i = 0; i < lr->n; i++)
-			s->run_limits |= (uint16_t)res_bit(lr->limits[i].name);
-	for (i = nsaved; r < 0 && i-- > 0;)
-		if (cg_slot_res_restore(s->pool->cg, s->name, &saved[i]) < 0)
-			log_warn("slot %s (%s): limit %s: the value before the change not restored", s->name, s->key,
-				 lr->limits[i].name);
+	r = pool_run_limits_write(s, limits, values, n, NULL);
+	for (i = 0; r == 0 && i < n; i++)
+		log_info("slot %s (%s): job %s: limit %s = %s for this run", s->name, s->key, s->tenant->job,
+			 limits[i]->name, values[i]);
 	lr->each(s, r, lr->ud);
 	lr->count++;
 	return 0;

@@ -21,7 +21,7 @@
  *
  * A running job's memory (26.05): slurmstepd calls task_p_update_mem_limit
  * with the job's and the step's new memory on this node (MB); the plug-in
- * sets the memory.max of every slot of the job ("slurm:<id>", SetJobMemory)
+ * sets the memory.max of every slot of the job ("slurm:<id>", cgpoold's Limit)
  * to the job's. The job's id comes from the SPANK plug-in of the same
  * slurmstepd (CGPOOL_SLURM_JOB in slurmstepd's environment).
  *
