@@ -1,13 +1,15 @@
 #!/bin/sh
 # run-systemd-vm.sh KERNEL_DIR PAYLOAD...
 #
-# Boots KERNEL_DIR's kernel under qemu (software emulation) with systemd as
-# PID 1 on pure cgroup v2, installs this build into the guest, runs each
-# PAYLOAD (a shell script) there once the system is up, and turns the results
-# into an exit status as tests/vm/run-vm.sh does: 0 when every payload exited
-# 0 or 77 (skipped), 1 otherwise (the whole console log is printed then), 77
-# when the VM cannot be had here (no qemu, no root image), 99 on a hard error
-# (bad usage, the build or the initramfs not made).
+# Boots KERNEL_DIR's kernel under qemu (under KVM when /dev/kvm opens and
+# the guest comes up in time, else under TCG, software emulation: see
+# ../vm/accel.sh) with systemd as PID 1 on pure cgroup v2, installs this
+# build into the guest, runs each PAYLOAD (a shell script) there once the
+# system is up, and turns the results into an exit status as
+# tests/vm/run-vm.sh does: 0 when every payload exited 0 or 77 (skipped), 1
+# otherwise (the whole console log is printed then), 77 when the VM cannot
+# be had here (no qemu, no root image), 99 on a hard error (bad usage, a bad
+# CGPOOL_VM_ACCEL, the build or the initramfs not made).
 #
 # KERNEL_DIR is a directory written by tests/vm/fetch-kernels.sh (vmlinuz,
 # release, modules.load, modules/), or `stable` / `unstable` / `trixie`:
@@ -44,7 +46,9 @@
 # 600: the Slurm payload takes 250-400 s), CGPOOL_VM_TIMEOUT (s for the whole VM; 120 + the payloads' share),
 # CGPOOL_VM_LOG (keep the console log there), CGPOOL_VM_KEEP=1 (keep the work
 # directory), CGPOOL_VM_QEMU_ARGS, CGPOOL_VM_APPEND (more kernel arguments),
-# CGPOOL_ROOTFS_CACHE (rootfs.sh's cache directory).
+# CGPOOL_ROOTFS_CACHE (rootfs.sh's cache directory), CGPOOL_VM_ACCEL (auto,
+# kvm or tcg), CGPOOL_VM_KVM_DEV (/dev/kvm), CGPOOL_VM_KVM_BOOT_TIMEOUT (s for
+# a KVM guest's first line, 120: vm-runner.sh's, after multi-user.target).
 set -u
 
 me=run-systemd-vm
@@ -55,9 +59,11 @@ hard() { say "ERROR: $*" >&2; exit 99; }
 [ $# -ge 2 ] || { echo "usage: $0 KERNEL_DIR PAYLOAD..." >&2; exit 99; }
 KERNEL=$1
 shift
-[ "$(id -u)" = 0 ] || skip "needs root (apt-get, debootstrap, the caches)"
 HERE=$(cd "$(dirname "$0")" && pwd)
 VMDIR=$HERE/../vm
+. "$VMDIR/accel.sh"
+vm_accel || hard "$VM_ACCEL_ERR"
+[ "$(id -u)" = 0 ] || skip "needs root (apt-get, debootstrap, the caches)"
 top_srcdir=$(cd "${top_srcdir:-$HERE/../..}" && pwd)
 for p in "$@"; do
 	[ -f "$p" ] || hard "payload $p: no such file"
@@ -105,6 +111,7 @@ T_IMAGE=$(date +%s)
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/cgpool-svm.XXXXXX") || hard "mktemp"
 cleanup() {
+	vm_boot_stop
 	if [ -n "${CGPOOL_VM_KEEP:-}" ]; then say "work directory kept: $WORK"; else rm -rf "$WORK"; fi
 }
 trap cleanup EXIT
@@ -215,25 +222,26 @@ cp "$KDIR/modules.load" "$I/modules.load" && { cp "$KDIR"/modules/* "$I/modules/
 cp "$HERE/initrd-init.sh" "$I/init" && chmod 755 "$I/init" || hard "no initrd-init.sh next to $0"
 (cd "$I" && find . | cpio -o -H newc --quiet | gzip -1) > "$WORK/initrd.gz" || hard "cpio failed"
 
-# ---- the root image through an overlay, and boot
-qemu-img create -q -f qcow2 -F raw -b "$IMAGE" "$WORK/root.qcow2" || hard "qemu-img create of the overlay failed"
+# ---- the root image through an overlay, made afresh for each boot (a KVM
+# guest that did not come up may have written to it), and boot
+fresh_overlay() {
+	rm -f "$WORK/root.qcow2"
+	qemu-img create -q -f qcow2 -F raw -b "$IMAGE" "$WORK/root.qcow2" || hard "qemu-img create of the overlay failed"
+}
 VM_TIMEOUT=${CGPOOL_VM_TIMEOUT:-$((120 + $# * TEST_TIMEOUT))}
 LOG=$WORK/console.log
-say "booting $RELEASE with systemd (${CGPOOL_VM_RELEASE:-the machine's release}), payloads:$NAMES (timeout ${VM_TIMEOUT}s)"
-t0=$(date +%s)
-timeout -k 10 "$VM_TIMEOUT" qemu-system-x86_64 -accel tcg -m "${CGPOOL_VM_MEM:-1024}" -smp "${CGPOOL_VM_CPUS:-2}" \
+say "booting $RELEASE with systemd (${CGPOOL_VM_RELEASE:-the machine's release}), payloads:$NAMES (timeout ${VM_TIMEOUT}s) under $VM_ACCEL_NAME ($VM_ACCEL_WHY)"
+vm_boot "$LOG" "$VM_TIMEOUT" fresh_overlay -m "${CGPOOL_VM_MEM:-1024}" -smp "${CGPOOL_VM_CPUS:-2}" \
 	-nodefaults -nographic -no-reboot -monitor none -serial stdio -nic none \
 	-kernel "$KDIR/vmlinuz" -initrd "$WORK/initrd.gz" \
 	-append "console=ttyS0 quiet panic=-1 systemd.unified_cgroup_hierarchy=1 systemd.show_status=false ${CGPOOL_VM_APPEND:-}" \
 	-drive "file=$WORK/root.qcow2,format=qcow2,if=virtio" \
 	-drive "file=$WORK/payload.img,format=raw,if=virtio,readonly=on" \
-	${CGPOOL_VM_QEMU_ARGS:-} < /dev/null > "$LOG" 2>&1
-qrc=$?
-t1=$(date +%s)
+	${CGPOOL_VM_QEMU_ARGS:-}
 [ -n "${CGPOOL_VM_LOG:-}" ] && cp "$LOG" "$CGPOOL_VM_LOG"
 
 # ---- results
 . "$HERE/../vm/results.sh"
 vm_results "$LOG" "$qrc"
-say "$RELEASE: image $((T_IMAGE - T_START)) s, build $((T_BUILD - T_IMAGE)) s, boot and payloads $((t1 - t0)) s, total $(($(date +%s) - T_START)) s (qemu exit $qrc)$summary"
+say "$RELEASE: image $((T_IMAGE - T_START)) s, build $((T_BUILD - T_IMAGE)) s, boot and payloads $VM_TOOK s $VM_ACCEL_USED, total $(($(date +%s) - T_START)) s (qemu exit $qrc)$summary"
 exit $status

@@ -1,11 +1,13 @@
 #!/bin/sh
 # run-vm.sh KERNEL PAYLOAD...
 #
-# Boots KERNEL under qemu (software emulation) with an initramfs built here,
-# on pure cgroup v2 (CGPOOL_VM_LAYOUT=v1: pure cgroup v1), runs each PAYLOAD (a shell script) inside and turns the
+# Boots KERNEL under qemu with an initramfs built here (under KVM when
+# /dev/kvm opens and the guest comes up in time, else under TCG, software
+# emulation: see accel.sh), on pure cgroup v2 (CGPOOL_VM_LAYOUT=v1: pure cgroup v1), runs each PAYLOAD (a shell script) inside and turns the
 # results into an exit status: 0 when every payload exited 0 or 77 (skipped),
 # 1 otherwise (the whole console log is printed then), 77 when the VM cannot
-# be run here (no qemu), 99 on a hard error (bad usage, initramfs not built).
+# be run here (no qemu), 99 on a hard error (bad usage, a bad CGPOOL_VM_ACCEL,
+# initramfs not built).
 #
 # KERNEL is a directory written by fetch-kernels.sh (vmlinuz, release,
 # modules.load, modules/), or a vmlinuz file: its modules are then looked up
@@ -40,7 +42,9 @@
 # Knobs: CGPOOL_VM_MEM (MiB, 512), CGPOOL_VM_DISK_MB (256),
 # CGPOOL_VM_TEST_TIMEOUT (s per payload, 240), CGPOOL_VM_TIMEOUT (s for the
 # whole VM; 90 + the payloads' share), CGPOOL_VM_LOG (keep the console log
-# there), CGPOOL_VM_KEEP=1 (keep the work directory), CGPOOL_VM_QEMU_ARGS.
+# there), CGPOOL_VM_KEEP=1 (keep the work directory), CGPOOL_VM_QEMU_ARGS,
+# CGPOOL_VM_ACCEL (auto, kvm or tcg), CGPOOL_VM_KVM_DEV (/dev/kvm),
+# CGPOOL_VM_KVM_BOOT_TIMEOUT (s for a KVM guest's first line, 120).
 set -u
 
 me=run-vm
@@ -51,8 +55,10 @@ hard() { say "ERROR: $*" >&2; exit 99; }
 [ $# -ge 2 ] || { echo "usage: $0 KERNEL_DIR_OR_VMLINUZ PAYLOAD..." >&2; exit 99; }
 KERNEL=$1
 shift
-[ "$(id -u)" = 0 ] || skip "needs root (mknod, ldconfig -r, apt-get)"
 HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/accel.sh"
+vm_accel || hard "$VM_ACCEL_ERR"
+[ "$(id -u)" = 0 ] || skip "needs root (mknod, ldconfig -r, apt-get)"
 # payloads and the kernel as absolute paths
 for p in "$@"; do
 	[ -f "$p" ] || hard "payload $p: no such file"
@@ -98,6 +104,7 @@ fi
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/cgpool-vm.XXXXXX") || hard "mktemp"
 cleanup() {
+	vm_boot_stop
 	if [ -n "${CGPOOL_VM_KEEP:-}" ]; then say "work directory kept: $WORK"; else rm -rf "$WORK"; fi
 }
 trap cleanup EXIT
@@ -259,28 +266,30 @@ cp "$HERE/vm-init.sh" init || hard "no vm-init.sh next to $0"
 chmod 755 init
 
 (find . | cpio -o -H newc --quiet | gzip -1) > "$WORK/initrd.gz" || hard "cpio failed"
-truncate -s "${CGPOOL_VM_DISK_MB:-256}M" "$WORK/disk.img" &&
-	mkfs.ext2 -q -F "$WORK/disk.img" > /dev/null 2>&1 || hard "mkfs.ext2 failed"
 cd "$WORK" || hard "cd $WORK"
 rm -rf "$ROOT"
+# the disk for /var/tmp, made afresh for each boot (a KVM guest that did
+# not come up may have written to it)
+fresh_disk() {
+	rm -f "$WORK/disk.img"
+	truncate -s "${CGPOOL_VM_DISK_MB:-256}M" "$WORK/disk.img" &&
+		mkfs.ext2 -q -F "$WORK/disk.img" > /dev/null 2>&1 || hard "mkfs.ext2 failed"
+}
 
 # ---- boot
 VM_TIMEOUT=${CGPOOL_VM_TIMEOUT:-$((90 + NPAYLOADS * TEST_TIMEOUT))}
 LOG=$WORK/console.log
-say "booting $RELEASE ($LAYOUT) with$( [ -n "$DESTDIR" ] || echo "out") the daemon, payloads:$NAMES (timeout ${VM_TIMEOUT}s)"
-t0=$(date +%s)
-timeout -k 10 "$VM_TIMEOUT" qemu-system-x86_64 -accel tcg -m "${CGPOOL_VM_MEM:-512}" \
+say "booting $RELEASE ($LAYOUT) with$( [ -n "$DESTDIR" ] || echo "out") the daemon, payloads:$NAMES (timeout ${VM_TIMEOUT}s) under $VM_ACCEL_NAME ($VM_ACCEL_WHY)"
+vm_boot "$LOG" "$VM_TIMEOUT" fresh_disk -m "${CGPOOL_VM_MEM:-512}" \
 	-nographic -no-reboot -monitor none -serial stdio \
 	-kernel "$VMLINUZ" -initrd "$WORK/initrd.gz" \
 	-append "console=ttyS0 quiet panic=-1" \
 	-drive "file=$WORK/disk.img,format=raw,if=virtio" \
-	${CGPOOL_VM_QEMU_ARGS:-} < /dev/null > "$LOG" 2>&1
-qrc=$?
-t1=$(date +%s)
+	${CGPOOL_VM_QEMU_ARGS:-}
 [ -n "${CGPOOL_VM_LOG:-}" ] && cp "$LOG" "$CGPOOL_VM_LOG"
 
 # ---- results
 . "$HERE/results.sh"
 vm_results "$LOG" "$qrc"
-say "$RELEASE ($LAYOUT): boot and payloads took $((t1 - t0)) s (qemu exit $qrc)$summary"
+say "$RELEASE ($LAYOUT): boot and payloads took $VM_TOOK s $VM_ACCEL_USED (qemu exit $qrc)$summary"
 exit $status
