@@ -26,6 +26,7 @@ top_builddir=$top_srcdir
 slurm_have
 PLUGIN=$top_srcdir/src/slurm/.libs/cgpool.so
 [ -f "$PLUGIN" ] || hard_error "$PLUGIN not built (configure with libslurm-dev installed, then make)"
+slurm_have_plugins
 [ "$T_MEMORY" = v1 ] || echo "note: memory controller not on v1: Slurm's cgroup/v1 variant is skipped"
 dying_count_lock
 bench_out || hard_error "no data directory"

@@ -1,7 +1,7 @@
 #!/bin/sh
 # vm-slurm.sh - a run-systemd-vm.sh payload, booted by bench/slurm-vm.sh:
-# the jobs of bench/slurm.sh in a systemd guest on pure cgroup v2 (Debian
-# 12's Slurm 22.05, one node on loopback, tests/systemd/slurm-lib.sh), three
+# the jobs of bench/slurm.sh in a systemd guest on pure cgroup v2 (the
+# guest's Slurm, one node on loopback, tests/systemd/slurm-lib.sh), three
 # ways one after another in one boot: Slurm making no cgroups (none), Slurm's
 # own task/cgroup + proctrack/cgroup (slurm-cgroup) and conf/slurm/v2 as it
 # ships (cgpool), and the same with the job's memory limit alone on the slot

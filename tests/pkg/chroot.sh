@@ -5,6 +5,11 @@
 # tests/pkg/build-debs.sh builds the packages there when
 # CGPOOL_DEB_RELEASE names a release other than the machine's, so the
 # Slurm plug-ins are built against the Slurm that release's guest runs.
+# It also holds that release's Slurm daemons and clients (slurmctld,
+# slurmd, slurm-client, munge) and what the Slurm tests run (python3,
+# procps): tests/slurm/releases.sh runs the host's Slurm tests in it, with
+# the release's packages of cgpool installed in an overlay of it.
+# A policy-rc.d in it refuses to start any service it installs.
 #
 # debootstrap --variant=buildd from the machine's own mirror (read from its
 # apt sources at run time; the suite changed to RELEASE), then `apt-get
@@ -19,7 +24,8 @@
 # on bad usage.
 set -u
 
-VERSION=2
+VERSION=3
+RUN_PKGS="slurmctld slurmd slurm-client munge python3 procps"
 say() { echo "chroot: $*" >&2; }
 skip() { say "SKIP: $*"; exit 77; }
 
@@ -37,7 +43,7 @@ CACHE=$(cd "$CACHE" && pwd)
 . "$HERE/../vm/mirror.sh"
 machine_mirror 2> "$CACHE/.mirror.err" || skip "$(cat "$CACHE/.mirror.err")"
 BD=$(sed -n '/^Build-Depends:/,/^[A-Z]/{/^ /p}' "$top/debian/control")
-KEY=$(printf '%s\n' "$VERSION" "$REL" "$BD" | sha256sum | cut -c1-16)
+KEY=$(printf '%s\n' "$VERSION" "$REL" "$BD" "$RUN_PKGS" | sha256sum | cut -c1-16)
 OUT=$CACHE/$REL-$KEY
 
 # One builder at a time per cache; the others wait and take its chroot.
@@ -80,12 +86,14 @@ echo "deb $MIRROR $REL main" > "$R/etc/apt/sources.list"
 # their Valid-Until (a snapshot of the archive), as its own apt reads it
 apt-config dump 2> /dev/null | grep -E '^Acquire::Check-(Valid-Until|Date) ' > "$R/etc/apt/apt.conf.d/99cgpool-mirror"
 mkdir -p "$R/tmp/cgpool-bd/debian" && cp "$top/debian/control" "$R/tmp/cgpool-bd/debian/" || skip "cannot copy debian/control"
+printf '#!/bin/sh\nexit 101\n' > "$R/usr/sbin/policy-rc.d" && chmod 0755 "$R/usr/sbin/policy-rc.d"
 mount -t proc proc "$R/proc" && mount --bind /dev "$R/dev" || skip "cannot mount /proc and /dev in $R"
 if ! chroot "$R" sh -c 'export DEBIAN_FRONTEND=noninteractive LC_ALL=C.UTF-8
-	apt-get -q update && apt-get -y -q --no-install-recommends build-dep /tmp/cgpool-bd && apt-get clean' \
+	apt-get -q update && apt-get -y -q --no-install-recommends build-dep /tmp/cgpool-bd &&
+	apt-get -y -q --no-install-recommends install '"$RUN_PKGS"' && apt-get clean' \
 	> "$T/build-dep.log" 2>&1; then
 	tail -n 30 "$T/build-dep.log" >&2
-	skip "the build dependencies cannot be installed in the $REL chroot"
+	skip "the build dependencies or $RUN_PKGS cannot be installed in the $REL chroot"
 fi
 umount "$R/dev" "$R/proc"
 rm -rf "$R/tmp/cgpool-bd"

@@ -5,7 +5,8 @@
 # Slurm's cpuset group with its job's CPUs and in the job's cgpool memory
 # slot; CGPOOL_SLURM_BESIDE_JOBS (100) jobs add no dying memory cgroup and
 # make no memory cgroup of Slurm's; scancel kills a job's setsid children
-# through Slurm's freezer; an OOM kill is OUT_OF_MEMORY; slurmd's log has no
+# through Slurm's freezer; scontrol suspend stops what a job daemonized
+# (Slurm's freezer), resume lets it go on; an OOM kill is OUT_OF_MEMORY; slurmd's log has no
 # error of the plug-in. Then the same cluster with ConstrainRAMSpace=yes: the
 # plug-in says once, at slurmd's start, that the setup would fight it.
 . "${top_srcdir:-.}/tests/integ/lib.sh"
@@ -75,6 +76,25 @@ wait_for 5 sh -c "[ \$(pgrep -fc '^sleep 3011\$') = 0 ]"
 check "scancel: the job's setsid child is dead within 5 s" test "$(strays 3011)" = 0
 wait_for 10 field_is "slurm.$sj" released true
 check "scancel: its slot idle and released" sh -c "[ '$(status_of "slurm.$sj" state)' = idle ] && [ '$(status_of "slurm.$sj" released)' = true ]"
+
+# ---- scontrol suspend stops what a job daemonized out of its process tree
+# too, on every release: Slurm's freezer group holds it (22.05's task/cgpool
+# freezes the slot as well; 24.11 and later call no task plug-in then)
+lines() { { wc -l < "$T_DIR/susp.log"; } 2> /dev/null || echo 0; }
+sp=$(sbatch --parsable --output=/dev/null --wrap "setsid sh -c '(while :; do echo x >> $T_DIR/susp.log; sleep 0.1; done) &' < /dev/null > /dev/null 2>&1; exec sleep 3013")
+wait_for 20 sh -c "[ \$({ wc -l < '$T_DIR/susp.log'; } 2> /dev/null || echo 0) -ge 5 ]"
+check "suspend: job $sp's daemonized writer writes ($(lines) lines)" test "$(lines)" -ge 5
+scontrol suspend "$sp"
+sleep 3 # slurmstepd's own SIGSTOP comes 2 s after its SIGTSTP
+a=$(lines)
+sleep 2
+check "suspend (Slurm $S_VER): the daemonized writer is stopped ($a, then $(lines) lines 2 s later)" test "$(lines)" -eq "$a"
+scontrol resume "$sp"
+sleep 2
+check "resume: the writer goes on ($a, then $(lines) lines)" test "$(lines)" -gt "$a"
+scancel "$sp"
+wait_for 10 sh -c "! pgrep -f '^sleep 3013\$' > /dev/null && ! pgrep -f '[s]usp.log' > /dev/null"
+check "suspend: nothing of the job left after scancel" sh -c "! pgrep -f '[s]usp.log' > /dev/null"
 
 # ---- an OOM kill in the slot is Slurm's OUT_OF_MEMORY
 out=$(srun -Q --mem=64M sh -c "echo \$SLURM_JOB_ID; exec python3 -c '$(hog 256)'" 2> "$T_DIR/hog.err")

@@ -8,7 +8,9 @@
 # the job's memory is one limit on one slot for all its tasks; what a job
 # leaves behind (setsid strays, batch or srun) is killed when it ends and its
 # slot released, however long it ran; scontrol suspend stops what a job
-# daemonized (task/cgpool freezes its slot), resume lets it go on; an
+# daemonized (task/cgpool freezes its slot; on Slurm 24.11 and later, which
+# call no task plug-in then, the job's task is stopped and what it
+# daemonized runs on), resume lets it go on; an
 # OOM-killed job is OUT_OF_MEMORY with
 # Slurm's line; with the daemon down a required plug-in fails the job (srun
 # and batch, with the reason, the node stays up) and an optional one lets it
@@ -205,19 +207,34 @@ check "requeued: the second run in the same slot (cgroup_id $id1)" test "$(statu
 scancel "$rq"
 # ---- scontrol suspend: task/cgpool freezes the job's slot, with what the
 # job daemonized out of its process tree (which Slurm's SIGSTOP misses)
-lines() { wc -l < "$T_DIR/susp.log" 2> /dev/null || echo 0; }
+lines() { { wc -l < "$T_DIR/susp.log"; } 2> /dev/null || echo 0; }
 sp=$(sbatch --parsable --output=/dev/null --wrap "setsid sh -c '(while :; do echo x >> $T_DIR/susp.log; sleep 0.1; done) &' < /dev/null > /dev/null 2>&1; exec sleep 3005")
-wait_for 20 sh -c "[ \$(wc -l < '$T_DIR/susp.log' 2> /dev/null || echo 0) -ge 5 ]"
+wait_for 20 sh -c "[ \$({ wc -l < '$T_DIR/susp.log'; } 2> /dev/null || echo 0) -ge 5 ]"
 check "suspend: job $sp's daemonized writer writes ($(lines) lines)" test "$(lines)" -ge 5
+task=$(pgrep -f '^sleep 3005$' | head -n 1)
 scontrol suspend "$sp"
 sleep 3 # slurmstepd's own SIGSTOP comes 2 s after its SIGTSTP
 a=$(lines)
 sleep 2
-check "suspend: the writer is stopped ($a, then $(lines) lines 2 s later)" test "$(lines)" -eq "$a"
-check "suspend: slurmd's log says task/cgpool froze the job's slot" grep -q "task/cgpool: job $sp: 1 slot(s) frozen" "$S_DIR/slurmd.log"
+if [ "$S_SUSPEND_HOOKS" = yes ]; then
+	check "suspend: the writer is stopped ($a, then $(lines) lines 2 s later)" test "$(lines)" -eq "$a"
+	check "suspend: slurmd's log says task/cgpool froze the job's slot" grep -q "task/cgpool: job $sp: 1 slot(s) frozen" "$S_DIR/slurmd.log"
+else
+	# Slurm 24.11 and later call no task plug-in on suspend: slurmstepd
+	# stops what proctrack/linuxproc tracks (the job's process tree), and
+	# what the job daemonized runs on (doc/slurm.md)
+	check "suspend: Slurm $S_VER: the job's own task is stopped (state $(ps -o stat= -p "$task"))" \
+		sh -c "ps -o stat= -p '$task' | grep -q '^T'"
+	check "suspend: ... the writer the job daemonized is not, as doc/slurm.md says ($a, then $(lines) lines 2 s later)" \
+		test "$(lines)" -gt "$a"
+	check "suspend: ... and no freeze in slurmd's log" sh -c "! grep -q 'task/cgpool: job $sp: .*frozen' '$S_DIR/slurmd.log'"
+	a=$(lines)
+fi
 scontrol resume "$sp"
 sleep 2
 check "resume: the writer goes on ($a, then $(lines) lines)" test "$(lines)" -gt "$a"
+[ "$S_SUSPEND_HOOKS" = yes ] ||
+	check "resume: the job's task runs again (state $(ps -o stat= -p "$task"))" sh -c "ps -o stat= -p '$task' | grep -qv '^T'"
 scancel "$sp"
 wait_for 10 sh -c "! pgrep -f '^sleep 3005\$' > /dev/null && ! pgrep -f '[s]usp.log' > /dev/null"
 check "suspend: nothing of the job left after scancel" sh -c "! pgrep -f '[s]usp.log' > /dev/null"

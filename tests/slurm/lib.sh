@@ -79,6 +79,11 @@ S_EXTRA_CGROUP_CONF=
 S_CONF_DIR="${top_srcdir:-.}/conf/slurm"
 S_SETUP=
 S_BUILT_PLUGINS=$(cd "${top_builddir:-.}/src/slurm/.libs" 2>/dev/null && pwd)
+# the Slurm release (slurmd -V: "slurm-wlm 24.11.5" on Debian; it reads no
+# slurm.conf), and whether task/cgpool is told of scontrol suspend there
+# (22.05 only: src/slurm/slurm_release.h)
+S_VER=$(slurmd -V 2> /dev/null | sed -n 's/^slurm[a-z-]* \([0-9.]*\).*/\1/p')
+case $S_VER in 22.05.*) S_SUSPEND_HOOKS=yes ;; *) S_SUSPEND_HOOKS=no ;; esac
 
 # slurm_sys_plugindir: the directory holding Slurm's own plug-ins
 slurm_sys_plugindir() {
@@ -96,11 +101,19 @@ slurm_have() {
 	done
 }
 
-# slurm_have_plugins: cgpool's plug-ins and Slurm's own, or skip with the reason
+# slurm_have_plugins: cgpool's plug-ins and Slurm's own, or skip with the
+# reason; S_PLUGIN_DIR, slurm.conf's PluginDir: the build's plug-ins first,
+# then Slurm's own, or Slurm's own alone where the build has none and the
+# installed package (slurm-cgpool) put them there (tests/slurm/releases.sh)
 slurm_have_plugins() {
-	[ -f "$S_BUILT_PLUGINS/cgpool.so" ] && [ -f "$S_BUILT_PLUGINS/task_cgpool.so" ] ||
+	s_sys=$(slurm_sys_plugindir) || skip "Slurm's own plug-ins (task_affinity.so) not found"
+	if [ -f "$S_BUILT_PLUGINS/cgpool.so" ] && [ -f "$S_BUILT_PLUGINS/task_cgpool.so" ]; then
+		S_PLUGIN_DIR=$S_BUILT_PLUGINS:$s_sys
+	elif [ -z "$S_BUILT_PLUGINS" ] && [ -f "$s_sys/cgpool.so" ] && [ -f "$s_sys/task_cgpool.so" ]; then
+		S_PLUGIN_DIR=$s_sys
+	else
 		skip "the plug-ins were not built (configure found no slurm/spank.h)"
-	slurm_sys_plugindir > /dev/null || skip "Slurm's own plug-ins (task_affinity.so) not found"
+	fi
 }
 
 # slurm_have_nodes: several slurmd on one host, or skip with the reason
@@ -247,7 +260,7 @@ TaskPlugin=task/affinity
 JobAcctGatherType=jobacct_gather/linux" ;;
 	cgpool|beside)
 		s_plugins="$(grep -v '^#' "$S_SETUP/slurm.conf.part")
-PluginDir=$S_BUILT_PLUGINS:$(slurm_sys_plugindir)
+PluginDir=$S_PLUGIN_DIR
 $S_EXTRA_CONF" ;;
 	slurm-cgroup)
 		s_plugins="ProctrackType=proctrack/cgroup
