@@ -2,7 +2,9 @@
 #ifndef CGPOOL_TEST_CAPTURE_H
 #define CGPOOL_TEST_CAPTURE_H
 
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -10,15 +12,17 @@
 
 struct capture {
 	int saved;
-	char path[64];
+	char path[PATH_MAX]; /* in $TMPDIR (/tmp when unset) */
 	char text[8192];
 };
 
 static inline void capture_begin(struct capture *c)
 {
+	const char *t = getenv("TMPDIR");
 	int fd;
 
-	strcpy(c->path, "/tmp/cgpool-test-log-XXXXXX");
+	assert_true(snprintf(c->path, sizeof(c->path), "%s/cgpool-test-log-XXXXXX", t && *t ? t : "/tmp") <
+		    (int)sizeof(c->path));
 	fflush(stderr);
 	fd = mkstemp(c->path);
 	assert_true(fd >= 0);

@@ -245,7 +245,7 @@ static int op_watch(void *ctx, int ifd, const char *path, uint32_t mask)
 	struct cgsim *sim = ctx;
 	SIM_LOCKED(sim);
 	struct node *n;
-	char sh[128];
+	char sh[PATH_MAX + 64];
 	int f, r, fd, inj, i = op_begin(sim, CGSIM_OP_WATCH, path, NULL, &inj);
 
 	if (i < 0 || inj)
@@ -327,6 +327,7 @@ struct cgsim *cgsim_new(const struct cgsim_opts *opts)
 	struct cgsim *sim = calloc(1, sizeof(*sim));
 	struct cgsim_opts d = cgsim_opts_default(CGSIM_V2);
 	pthread_mutexattr_t ma;
+	const char *t;
 
 	if (!sim)
 		return NULL;
@@ -353,7 +354,9 @@ struct cgsim *cgsim_new(const struct cgsim_opts *opts)
 			cgsim_free(sim);
 			return NULL;
 		}
-	strcpy(sim->tmpdir, "/tmp/cgsim-XXXXXX");
+	t = getenv("TMPDIR");
+	/* cut short, it is no template: mkdtemp fails */
+	snprintf(sim->tmpdir, sizeof(sim->tmpdir), "%s/cgsim-XXXXXX", t && *t ? t : "/tmp");
 	if (!mkdtemp(sim->tmpdir) || make_self(sim) < 0) {
 		cgsim_free(sim);
 		return NULL;

@@ -111,7 +111,7 @@ struct cgsim {
 	size_t ncalls;
 	size_t capcalls; /* room in calls: grown by doubling (one realloc per call made 10,000-slot
 			  * tests quadratic, under ASan most of all) */
-	char tmpdir[64];
+	char tmpdir[PATH_MAX]; /* in $TMPDIR (/tmp when unset) */
 	char mi_text[4096], cg_text[4096];
 	char *hook_pat;
 	cgsim_write_fn hook;

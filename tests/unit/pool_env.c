@@ -29,6 +29,7 @@ int setup(void **state)
 	const struct param *prm = *state;
 	struct env *e = calloc(1, sizeof(*e));
 	struct cgsim_opts o;
+	const char *t = getenv("TMPDIR");
 
 	if (!e)
 		return -1;
@@ -38,7 +39,8 @@ int setup(void **state)
 	e->sim = cgsim_new(&o);
 	e->conf = conf_new_defaults();
 	e->loop = ev_loop_new(EVFLAG_AUTO);
-	strcpy(e->state_dir, "/tmp/cgpool-test-pool-XXXXXX");
+	/* cut short, it is no template: mkdtemp fails */
+	snprintf(e->state_dir, sizeof(e->state_dir), "%s/cgpool-test-pool-XXXXXX", t && *t ? t : "/tmp");
 	if (!e->sim || !e->conf || !e->loop || !mkdtemp(e->state_dir))
 		return -1;
 	free(e->conf->daemon.state_dir);

@@ -30,7 +30,7 @@ struct env {
 	struct pool *pool;
 	struct retire *retire;   /* env_retire: verified retirement */
 	struct ev_loop *loop;
-	char state_dir[64];
+	char state_dir[256]; /* in $TMPDIR (/tmp when unset) */
 	char err[512];
 	char root[PATH_MAX];     /* the pool root, cgroup path */
 	char mem_root[PATH_MAX]; /* its directory in the memory hierarchy */

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,8 +25,8 @@
 #include "util.h"
 
 struct env {
-	char dir[64];
-	char path[128];
+	char dir[PATH_MAX];
+	char path[PATH_MAX + 32];
 	struct ev_loop *loop;
 	struct census_cache *c;
 	int64_t t0; /* seconds since the epoch at the start */
@@ -43,9 +44,11 @@ static void write_history(struct env *e, const char *text)
 static int setup(void **state)
 {
 	struct env *e = calloc(1, sizeof(*e));
+	const char *t = getenv("TMPDIR");
 
 	assert_non_null(e);
-	snprintf(e->dir, sizeof(e->dir), "/tmp/cgpool-test-census.XXXXXX");
+	assert_true(snprintf(e->dir, sizeof(e->dir), "%s/cgpool-test-census.XXXXXX", t && *t ? t : "/tmp") <
+		    (int)sizeof(e->dir));
 	assert_non_null(mkdtemp(e->dir));
 	snprintf(e->path, sizeof(e->path), "%s/%s", e->dir, CENSUS_FILE);
 	e->loop = ev_loop_new(EVFLAG_AUTO);

@@ -29,7 +29,7 @@
 #include "cg_files.h"
 #include "util.h"
 
-static char base[64];
+static char base[256]; /* in $TMPDIR (/tmp when unset) */
 
 static void path_of(char *out, const char *dir, unsigned i)
 {
@@ -77,8 +77,10 @@ static int open_below(const char *dir)
 static int setup(void **state)
 {
 	struct cg_files *f;
+	const char *t = getenv("TMPDIR");
 
-	strcpy(base, "/tmp/cgpool-test-files-XXXXXX");
+	assert_true(snprintf(base, sizeof(base), "%s/cgpool-test-files-XXXXXX", t && *t ? t : "/tmp") <
+		    (int)sizeof(base));
 	assert_non_null(mkdtemp(base));
 	assert_int_equal(cg_files_new(&f), 0);
 	*state = f;

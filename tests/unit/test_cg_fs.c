@@ -149,8 +149,10 @@ static const struct cg_fs_ops fake_ops = {
 static void fake_setup(struct fake *f, const char *ctrls, const char *const *dirs, size_t n)
 {
 	char p[PATH_MAX];
+	const char *t = getenv("TMPDIR");
 
-	strcpy(f->base, "/tmp/cgpool-test-fake-XXXXXX");
+	assert_true(snprintf(f->base, sizeof(f->base), "%s/cgpool-test-fake-XXXXXX", t && *t ? t : "/tmp") <
+		    (int)sizeof(f->base));
 	assert_non_null(mkdtemp(f->base));
 	snprintf(f->ctrls, sizeof(f->ctrls), "%s", ctrls);
 	for (size_t i = 0; i < n; i++) {
@@ -347,9 +349,12 @@ static int64_t nsub_of(const struct seen_dir *seen, const char *name)
 static void test_list_subdirs(void **state)
 {
 	static const char *const made[] = { "a", "a/x", "a/y", "a/y/z", "b", "c", "c/w" };
-	char base[] = "/tmp/cgpool-test-subdirs-XXXXXX", p[PATH_MAX];
+	char base[PATH_MAX], p[PATH_MAX + 16];
 	struct seen_dir seen[8] = { 0 };
+	const char *t = getenv("TMPDIR");
 
+	assert_true(snprintf(base, sizeof(base), "%s/cgpool-test-subdirs-XXXXXX", t && *t ? t : "/tmp") <
+		    (int)sizeof(base));
 	assert_non_null(mkdtemp(base));
 	for (size_t i = 0; i < ARRAY_SIZE(made); i++) {
 		snprintf(p, sizeof(p), "%s/%s", base, made[i]);

@@ -42,8 +42,13 @@ struct env {
 	struct ev_loop *loop;
 	struct vl_server *srv;
 	struct manager *mgr;
-	char dir[64], sock[128];
+	struct env *next; /* in live until env_free */
+	char dir[PATH_MAX], sock[PATH_MAX];
 };
+
+/* the envs made and not freed: a failed assertion leaves the test before its
+ * env_free, and the teardown removes their state dirs */
+static struct env *live;
 
 static void pump(struct env *e, int ms)
 {
@@ -62,6 +67,7 @@ static struct env *env_new_sim(unsigned warm, const struct cgsim_opts *o)
 	static const struct vl_server_info info = { "cgpool", "test_list", "0", "" };
 	struct env *e = calloc(1, sizeof(*e));
 	const struct conf *const *confp;
+	const char *tmp;
 	char err[256];
 	int fd;
 
@@ -69,8 +75,12 @@ static struct env *env_new_sim(unsigned warm, const struct cgsim_opts *o)
 	e->sim = cgsim_new(o);
 	e->conf = conf_new_defaults();
 	e->loop = ev_loop_new(EVFLAG_AUTO);
-	strcpy(e->dir, "/tmp/cgpool-test-list-XXXXXX");
+	tmp = getenv("TMPDIR");
+	assert_true(snprintf(e->dir, sizeof(e->dir), "%s/cgpool-test-list-XXXXXX", tmp && *tmp ? tmp : "/tmp") <
+		    (int)sizeof(e->dir));
 	assert_true(e->sim && e->conf && e->loop && mkdtemp(e->dir));
+	e->next = live;
+	live = e;
 	free(e->conf->daemon.state_dir);
 	e->conf->daemon.state_dir = strdup(e->dir);
 	e->conf->pool.warm = warm;
@@ -79,7 +89,7 @@ static struct env *env_new_sim(unsigned warm, const struct cgsim_opts *o)
 				    "auto", CG_CTRL_MEMORY | CG_CTRL_PIDS, &e->cg, err, sizeof(err)),
 			 0);
 	assert_int_equal(pool_new(e->loop, e->cg, e->conf, &e->pool), 0);
-	snprintf(e->sock, sizeof(e->sock), "%s/cgpool.sock", e->dir);
+	assert_true(snprintf(e->sock, sizeof(e->sock), "%s/cgpool.sock", e->dir) < (int)sizeof(e->sock));
 	assert_int_equal(vl_listen(e->sock, 0600, (gid_t)-1, &fd), 0);
 	assert_int_equal(vl_server_new(e->loop, fd, &info, &e->srv), 0);
 	confp = (const struct conf *const *)&e->conf;
@@ -95,12 +105,35 @@ static struct env *env_new(unsigned warm)
 	return env_new_sim(warm, &o);
 }
 
+/* the state dir and what the pool and the server made in it (the socket,
+ * state.json and the journals); -errno of the rmdir */
+static int rm_state_dir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+
+	while (d && (de = readdir(d)))
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+			unlinkat(dirfd(d), de->d_name, 0);
+	if (d)
+		closedir(d);
+	return rmdir(dir) == 0 || errno == ENOENT ? 0 : -errno;
+}
+
+static void env_unlink(struct env *e)
+{
+	struct env **pp = &live;
+
+	while (*pp && *pp != e)
+		pp = &(*pp)->next;
+	if (*pp)
+		*pp = e->next;
+}
+
 static void env_free(struct env *e)
 {
-	char p[PATH_MAX];
-
-	DIR *d;
-	struct dirent *de;
+	char dir[sizeof(e->dir)];
+	int r;
 
 	manager_free(e->mgr); /* before the server: it answers the calls still waiting */
 	vl_server_free(e->srv);
@@ -109,18 +142,33 @@ static void env_free(struct env *e)
 	ev_loop_destroy(e->loop);
 	cgsim_free(e->sim);
 	conf_free(e->conf);
-	unlink(e->sock);
-	d = opendir(e->dir); /* state.json and the journals */
-	while (d && (de = readdir(d))) {
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(p, sizeof(p), "%s/%s", e->dir, de->d_name);
-		unlink(p);
-	}
-	if (d)
-		closedir(d);
-	rmdir(e->dir);
+	env_unlink(e);
+	strcpy(dir, e->dir);
 	free(e);
+	r = rm_state_dir(dir);
+	if (r < 0)
+		fail_msg("state dir %s not removed: %s", dir, strerror(-r));
+}
+
+/* after each test: the temp dirs of the envs a failure left behind, the
+ * sim's and the state dir (their pools and servers are not freed: a client
+ * thread may still use them) */
+static int teardown(void **state)
+{
+	int r, rc = 0;
+
+	while (live) {
+		struct env *e = live;
+
+		live = e->next;
+		cgsim_free(e->sim);
+		r = rm_state_dir(e->dir);
+		if (r < 0) {
+			fprintf(stderr, "state dir %s not removed: %s\n", e->dir, strerror(-r));
+			rc = -1;
+		}
+	}
+	return rc;
 }
 
 /* ---- List through the library, in a thread */
@@ -373,10 +421,10 @@ static void test_status_peak_sampled(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_list_many),
-		cmocka_unit_test(test_list_small),
-		cmocka_unit_test(test_list_cursor),
-		cmocka_unit_test(test_status_peak_sampled),
+		cmocka_unit_test_teardown(test_list_many, teardown),
+		cmocka_unit_test_teardown(test_list_small, teardown),
+		cmocka_unit_test_teardown(test_list_cursor, teardown),
+		cmocka_unit_test_teardown(test_status_peak_sampled, teardown),
 	};
 
 	log_init("test_list");

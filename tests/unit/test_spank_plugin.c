@@ -393,6 +393,16 @@ static void test_step(void **state)
 static int stderr_to_file(char *path);
 static void stderr_keep(int fd, const char *path);
 
+/* name in $TMPDIR (/tmp when unset); called in a scenario's child, which
+ * exits 1 (the test fails) when it does not fit */
+static void tmp_path(char *buf, size_t size, const char *name)
+{
+	const char *t = getenv("TMPDIR");
+
+	if (snprintf(buf, size, "%s/%s", t && *t ? t : "/tmp", name) >= (int)size)
+		_exit(1);
+}
+
 static void step_at_limit(void)
 {
 	step_of(20, 1000, 0, CGPOOL_MAX_PIDS);
@@ -405,9 +415,10 @@ static void step_at_limit(void)
 
 static void step_over_limit(void)
 {
-	char path[] = "/tmp/cgpool-spank-XXXXXX";
+	char path[512];
 	int fd;
 
+	tmp_path(path, sizeof(path), "cgpool-spank-XXXXXX");
 	step_of(21, 1000, 0, CGPOOL_MAX_PIDS + 1);
 	slurm_spank_init(NULL, 0, NULL);
 	seen->rc[0] = slurm_spank_user_init(NULL, 0, NULL);
@@ -424,9 +435,10 @@ static void step_over_limit(void)
  * last one, and one past the limit fails them all */
 static void count_unknown_over_limit(void)
 {
-	char path[] = "/tmp/cgpool-spank-XXXXXX";
+	char path[512];
 	int fd;
 
+	tmp_path(path, sizeof(path), "cgpool-spank-XXXXXX");
 	step_of(22, 1000, 0, CGPOOL_MAX_PIDS + 1);
 	slurm_spank_init(NULL, 0, NULL);
 	fake.ntasks = 0;
@@ -679,9 +691,10 @@ static void stderr_keep(int fd, const char *path)
 /* ---- the daemon down: one try for the step, every task fails, task 0 says why */
 static void daemon_down(void)
 {
-	char path[] = "/tmp/cgpool-spank-XXXXXX";
+	char path[512];
 	int fd;
 
+	tmp_path(path, sizeof(path), "cgpool-spank-XXXXXX");
 	step_of(8, 1000, 0, 3);
 	fake.connect_rc = -ECONNREFUSED;
 	slurm_spank_init(NULL, 0, NULL);
@@ -713,9 +726,10 @@ static void test_daemon_down(void **state)
 /* ---- the daemon refuses: its reason reaches the job */
 static void refused(void)
 {
-	char path[] = "/tmp/cgpool-spank-XXXXXX";
+	char path[512];
 	int fd;
 
+	tmp_path(path, sizeof(path), "cgpool-spank-XXXXXX");
 	step_of(9, 1000, 0, 1);
 	fake.attach_rc = -EREMOTEIO;
 	fake.refusal = "key slurm.9 runs another job (slurm:4:0)";
@@ -739,11 +753,13 @@ static void test_refused(void **state)
  * mark task/cgpool reads */
 static void oom(void)
 {
-	char cg[2048], dir[4096 + 64], file[sizeof(dir) + 32], cmd[sizeof(dir) + 16];
+	char name[64], top[512], cg[2048], dir[sizeof(top) + sizeof(cg)], file[sizeof(dir) + 32], cmd[sizeof(dir) + 16];
 	FILE *f;
 
+	snprintf(name, sizeof(name), "cgpool-spank-%d", (int)getpid());
+	tmp_path(top, sizeof(top), name);
 	own_cgroup(cg, sizeof(cg));
-	snprintf(dir, sizeof(dir), "/tmp/cgpool-spank-%d%s", (int)getpid(), cg);
+	snprintf(dir, sizeof(dir), "%s%s", top, cg);
 	snprintf(cmd, sizeof(cmd), "mkdir -p '%s'", dir);
 	if (system(cmd) != 0)
 		return;
@@ -762,7 +778,7 @@ static void oom(void)
 	seen->rc[1] = slurm_spank_task_exit(NULL, 0, NULL);
 	seen->rc[2] = slurm_spank_task_exit(NULL, 0, NULL); /* told once a step */
 	snprintf(seen->oom_env, sizeof(seen->oom_env), "%s", getenv("CGPOOL_SLURM_OOM") ? "1" : "");
-	snprintf(cmd, sizeof(cmd), "rm -rf /tmp/cgpool-spank-%d", (int)getpid());
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
 	if (system(cmd) != 0)
 		return;
 }
@@ -784,9 +800,10 @@ static void test_oom(void **state)
 /* ---- slurmd's start: a setup that would fight the slot is named once */
 static void slurmd_start(void)
 {
-	char dir[] = "/tmp/cgpool-spank-conf-XXXXXX", path[64];
+	char dir[512], path[sizeof(dir) + 16];
 	FILE *f;
 
+	tmp_path(dir, sizeof(dir), "cgpool-spank-conf-XXXXXX");
 	if (!mkdtemp(dir))
 		return;
 	snprintf(path, sizeof(path), "%s/slurm.conf", dir);

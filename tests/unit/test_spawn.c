@@ -73,6 +73,14 @@ static void test_split(void **state)
 	expect_refused("", "no command");
 }
 
+/* name in $TMPDIR (/tmp when unset) */
+static void tmp_path(char *buf, size_t size, const char *name)
+{
+	const char *t = getenv("TMPDIR");
+
+	assert_true(snprintf(buf, size, "%s/%s", t && *t ? t : "/tmp", name) < (int)size);
+}
+
 static void test_find_program(void **state)
 {
 	char buf[PATH_MAX];
@@ -85,7 +93,8 @@ static void test_find_program(void **state)
 	assert_int_equal(argv_find_program("no-such-program-here", "/bin:/usr/bin", buf, sizeof(buf)), -ENOENT);
 	assert_int_equal(argv_find_program("/no/such/program", NULL, buf, sizeof(buf)), -ENOENT);
 	assert_int_equal(argv_find_program("bin/sh", NULL, buf, sizeof(buf)), -EINVAL);
-	char plain[] = "/tmp/cgpool-plain-XXXXXX";
+	char plain[PATH_MAX];
+	tmp_path(plain, sizeof(plain), "cgpool-plain-XXXXXX");
 	int fd = mkstemp(plain);
 	assert_true(fd >= 0);
 	close(fd); /* mode 0600: no execute bit for anybody */
@@ -239,10 +248,11 @@ static void test_spawn_waits_for_placement(void **state)
 	struct placement pl = { 0 };
 	struct spawn sp = base_spawn();
 	struct child c;
-	char out[PATH_MAX + 64], script[PATH_MAX + 64];
+	char out[PATH_MAX + 64], script[PATH_MAX + 64], name[64];
 
 	(void)state;
-	snprintf(pl.marker, sizeof(pl.marker), "/tmp/cgpool-spawn-%d", (int)getpid());
+	snprintf(name, sizeof(name), "cgpool-spawn-%d", (int)getpid());
+	tmp_path(pl.marker, sizeof(pl.marker), name);
 	unlink(pl.marker);
 	snprintf(script, sizeof(script), "test -e %s && echo placed-first || echo ran-early", pl.marker);
 	sp.place = place_marker;
@@ -378,12 +388,14 @@ static void on_closed(void *ud)
 static void test_joblog_lines(void **state)
 {
 	struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);
-	char cap[] = "/tmp/cgpool-joblog-XXXXXX", got[16384], longline[5000];
-	int p[2], capfd = mkstemp(cap), saved = dup(STDERR_FILENO);
+	char cap[PATH_MAX], got[16384], longline[5000];
+	int p[2], capfd, saved = dup(STDERR_FILENO);
 	struct joblog *l;
 	ssize_t n;
 
 	(void)state;
+	tmp_path(cap, sizeof(cap), "cgpool-joblog-XXXXXX");
+	capfd = mkstemp(cap);
 	assert_true(capfd >= 0 && saved >= 0);
 	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
 	assert_int_equal(joblog_new(loop, p[0], "web", 7, "stdout", on_closed, NULL, &l), 0);

@@ -217,9 +217,12 @@ static int compact(struct state *st, const struct model *m, bool now)
 
 /* ---- files */
 
-static void make_dir(char dir[64])
+/* a new directory in $TMPDIR (/tmp when unset) */
+static void make_dir(char dir[PATH_MAX])
 {
-	strcpy(dir, "/tmp/cgpool-test-state-XXXXXX");
+	const char *t = getenv("TMPDIR");
+
+	assert_true(snprintf(dir, PATH_MAX, "%s/cgpool-test-state-XXXXXX", t && *t ? t : "/tmp") < PATH_MAX);
 	assert_non_null(mkdtemp(dir));
 }
 
@@ -239,7 +242,7 @@ static void rm_dir(const char *dir)
 
 static char *slurp(const char *dir, const char *name, size_t *len)
 {
-	char path[PATH_MAX];
+	char path[PATH_MAX + 64];
 	struct stat sb;
 	char *buf;
 	int fd;
@@ -259,7 +262,7 @@ static char *slurp(const char *dir, const char *name, size_t *len)
 
 static void spit(const char *dir, const char *name, const char *buf, size_t len)
 {
-	char path[PATH_MAX];
+	char path[PATH_MAX + 64];
 	int fd;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
@@ -280,7 +283,7 @@ static void copy_file(const char *from, const char *to, const char *name)
 
 static bool exists(const char *dir, const char *name)
 {
-	char path[PATH_MAX];
+	char path[PATH_MAX + 64];
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	return access(path, F_OK) == 0;
@@ -316,7 +319,7 @@ static void test_round_trip(void **state)
 {
 	struct model m;
 	struct state *st;
-	char dir[64], *snap;
+	char dir[PATH_MAX], *snap;
 	size_t len;
 
 	make_dir(dir);
@@ -379,7 +382,7 @@ static void test_totals(void **state)
 	struct model m;
 	struct state *st;
 	struct state_totals t;
-	char dir[64];
+	char dir[PATH_MAX];
 
 	make_dir(dir);
 	model_init(&m, NS);
@@ -408,7 +411,7 @@ static void test_enoent(void **state)
 	struct slot **v = NULL;
 	unsigned next_id = 77;
 	size_t n = 77;
-	char dir[64], sub[128];
+	char dir[PATH_MAX], sub[PATH_MAX + 8];
 
 	make_dir(dir);
 	snprintf(sub, sizeof(sub), "%s/a/b", dir);
@@ -434,7 +437,7 @@ static void test_torn_everywhere(void **state)
 	size_t ends[K + 1], len, rec = 0;
 	struct capture cap;
 	struct state *st;
-	char dir[64], scratch[64], jname[64], *text;
+	char dir[PATH_MAX], scratch[PATH_MAX], jname[64], *text;
 	int level = log_get_level();
 
 	make_dir(dir);
@@ -487,7 +490,7 @@ static void test_compaction_interrupted(void **state)
 {
 	struct model m;
 	struct state *st;
-	char dir[64], before[64], scen[64], j1[64], j2[64], *snap;
+	char dir[PATH_MAX], before[PATH_MAX], scen[PATH_MAX], j1[64], j2[64], *snap;
 	size_t len;
 
 	make_dir(dir);
@@ -566,7 +569,7 @@ static void test_compaction_child(void **state)
 	struct ev_loop *loop = ev_default_loop(0);
 	struct model m;
 	struct state *st;
-	char dir[64], old[64];
+	char dir[PATH_MAX], old[64];
 	int64_t t0, us;
 
 	make_dir(dir);
@@ -617,7 +620,7 @@ static void test_compaction_fails(void **state)
 	struct capture cap;
 	struct model m;
 	struct state *st;
-	char dir[64], path[128], first[64];
+	char dir[PATH_MAX], path[PATH_MAX + 32], first[64];
 
 	make_dir(dir);
 	model_init(&m, NS);
@@ -676,7 +679,7 @@ static void expect_slot(struct slot *s, const char *name, const char *key)
 
 static void test_bad_entries(void **state)
 {
-	char dir[64], a[1024], b[1024], c[1024], text[8192];
+	char dir[PATH_MAX], a[1024], b[1024], c[1024], text[8192];
 	struct capture cap;
 	struct state *st;
 	struct slot **v;
@@ -726,7 +729,7 @@ static void test_bad_entries(void **state)
 /* state.json as the daemon wrote it before journals: every key is kept */
 static void test_version1(void **state)
 {
-	char dir[64], a[1024], b[1024], text[4096], *snap;
+	char dir[PATH_MAX], a[1024], b[1024], text[4096], *snap;
 	struct state *st;
 	struct slot **v;
 	unsigned next_id;
@@ -765,7 +768,7 @@ static void test_other_root(void **state)
 	struct model m;
 	unsigned next_id;
 	size_t n;
-	char dir[64];
+	char dir[PATH_MAX];
 
 	make_dir(dir);
 	model_init(&m, NS);
@@ -809,7 +812,7 @@ static void test_put_cost(void **state)
 	struct model m;
 	struct state *st;
 	double small, big;
-	char dir[64];
+	char dir[PATH_MAX];
 
 	if (!scale())
 		skip(); /* a measurement: make check-scale */

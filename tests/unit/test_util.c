@@ -8,6 +8,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,8 +117,10 @@ static void test_keys(void **state)
 
 static void test_atomic_file(void **state)
 {
-	char dir[] = "/tmp/cgpool-util-XXXXXX", path[256], buf[64];
+	char dir[PATH_MAX], path[PATH_MAX + 32], buf[64];
+	const char *t = getenv("TMPDIR");
 
+	assert_true(snprintf(dir, sizeof(dir), "%s/cgpool-util-XXXXXX", t && *t ? t : "/tmp") < (int)sizeof(dir));
 	assert_non_null(mkdtemp(dir));
 	snprintf(path, sizeof(path), "%s/a/b/state", dir);
 	assert_int_equal(file_write_atomic(path, "x", 1, 0644), -ENOENT);

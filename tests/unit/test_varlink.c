@@ -38,7 +38,7 @@ static const char test_idl[] = "interface io.cgpool.Test\n"
 			       "method Stream(n: int, pad: ?int) -> (i: int, pad: string)\n";
 
 struct fx {
-	char dir[64], path[128];
+	char dir[96], path[128]; /* dir in $TMPDIR (/tmp when unset); path its socket */
 	struct ev_loop *loop;
 	struct vl_server *srv;
 	struct vl_call *held; /* Hold's call, answered by the test */
@@ -189,10 +189,12 @@ static int setup(void **state)
 {
 	static const struct vl_server_info info = { "cgpool-test", "test_varlink", "1.2.3", "https://example.org" };
 	struct fx *f = calloc(1, sizeof(*f));
+	const char *t = getenv("TMPDIR");
 	int fd;
 
 	assert_non_null(f);
-	snprintf(f->dir, sizeof(f->dir), "/tmp/test_varlink.XXXXXX");
+	assert_true(snprintf(f->dir, sizeof(f->dir), "%s/test_varlink.XXXXXX", t && *t ? t : "/tmp") <
+		    (int)sizeof(f->dir));
 	assert_non_null(mkdtemp(f->dir));
 	snprintf(f->path, sizeof(f->path), "%s/run/cgpool.sock", f->dir);
 	f->loop = ev_loop_new(EVFLAG_AUTO);
@@ -1024,9 +1026,12 @@ static void test_stream_idle(void **state)
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
-		if (getuid() == 0 && (setgroups(0, NULL) < 0 || setgid(65534) < 0 || setuid(65534) < 0))
+		/* the socket by its name in its directory: the directories above
+		 * it ($TMPDIR) may be closed to other users */
+		if (chdir(run) < 0 ||
+		    (getuid() == 0 && (setgroups(0, NULL) < 0 || setgid(65534) < 0 || setuid(65534) < 0)))
 			_exit(2);
-		_exit(stream_tenant(f->path, 2, l.idle_timeout));
+		_exit(stream_tenant("cgpool.sock", 2, l.idle_timeout));
 	}
 	PUMP_UNTIL(f, waitpid(pid, &status, WNOHANG) == pid);
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
