@@ -17,9 +17,11 @@
 # CGPOOL_DEB_RELEASE=CODENAME (trixie, sid) builds them in a chroot of that
 # Debian release (tests/pkg/chroot.sh), against its libraries and its
 # libslurm-dev, so its guest installs packages made for its own Slurm; the
-# cache then keeps them as HASH-CODENAME. Such a build skips the unit tests
-# (DEB_BUILD_OPTIONS=nocheck): make check runs them on the machine, and the
-# release's guest runs the packages themselves.
+# cache then keeps them as HASH-CODENAME. Every build here skips the unit
+# tests (DEB_BUILD_OPTIONS=nocheck): make check runs them on the machine,
+# and again under the sanitizers in CI, and the guests and the release
+# tests run the packages themselves. A packager's build runs them
+# (debian/rules: make check with CGPOOL_HEAVY_TESTS=no).
 #
 # Exit: 0 built (or found), 1 the build failed (its log's end printed), 77
 # it cannot be built here (not root, no dpkg-buildpackage, the build
@@ -114,7 +116,7 @@ if [ ! -f "$C/complete" ] && [ -z "$REL" ]; then
 			{ say "SKIP: the build dependencies cannot be installed ($(cat "$tmp/builddeps.log")): $(tail -n 1 "$tmp/apt-builddeps.log")"; exit 77; }
 	fi
 	start=$(date +%s)
-	if ! (cd "$src" && DEB_BUILD_OPTIONS="parallel=$(nproc 2> /dev/null || echo 1) ${DEB_BUILD_OPTIONS:-}" \
+	if ! (cd "$src" && DEB_BUILD_OPTIONS="nocheck parallel=$(nproc 2> /dev/null || echo 1) ${DEB_BUILD_OPTIONS:-}" \
 		dpkg-buildpackage -us -uc) > "$tmp/build.log" 2>&1; then
 		tail -n 60 "$tmp/build.log"
 		say "dpkg-buildpackage -us -uc failed (above: the end of its log)"

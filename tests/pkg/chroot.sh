@@ -6,9 +6,11 @@
 # CGPOOL_DEB_RELEASE names a release other than the machine's, so the
 # Slurm plug-ins are built against the Slurm that release's guest runs.
 # It also holds that release's Slurm daemons and clients (slurmctld,
-# slurmd, slurm-client, munge) and what the Slurm tests run (python3,
+# slurmd, slurm-client, munge) and what the Slurm tests run (python3, ss,
 # procps): tests/slurm/releases.sh runs the host's Slurm tests in it, with
-# the release's packages of cgpool installed in an overlay of it.
+# the release's packages of cgpool installed in an overlay of it
+# (tests/pkg/chroot-run.sh); and rpm, for tests/pkg/rpm.sh's
+# CGPOOL_RPM_RELEASE.
 # A policy-rc.d in it refuses to start any service it installs.
 #
 # debootstrap --variant=buildd from the machine's own mirror (read from its
@@ -25,7 +27,7 @@
 set -u
 
 VERSION=3
-RUN_PKGS="slurmctld slurmd slurm-client munge python3 procps"
+RUN_PKGS="slurmctld slurmd slurm-client munge python3 procps iproute2 rpm"
 say() { echo "chroot: $*" >&2; }
 skip() { say "SKIP: $*"; exit 77; }
 
@@ -55,18 +57,11 @@ if [ -f "$OUT/complete" ]; then
 	echo "$OUT/root"
 	exit 0
 fi
-if ! command -v debootstrap > /dev/null; then
-	say "installing debootstrap"
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -q debootstrap > /dev/null 2>&1 ||
-		skip "cannot install debootstrap (apt-get failed)"
-fi
 
 T=$CACHE/.tmp-$REL-$KEY.$$
 R=$T/root
 cleanup() {
-	for m in proc sys dev/pts dev; do
-		mountpoint -q "$R/$m" 2> /dev/null && umount -l "$R/$m"
-	done
+	mirror_unmount "$R"
 	rm -rf "$T"
 }
 trap cleanup EXIT
@@ -75,12 +70,12 @@ rm -rf "$T" && mkdir -p "$R" || skip "cannot create $T"
 
 say "building a $REL build chroot (cache key $KEY)"
 t0=$(date +%s)
-kr=
-[ -n "$KEYRING" ] && [ -f "$KEYRING" ] && kr="--keyring=$KEYRING"
-if ! debootstrap --variant=buildd --components=main $kr "$REL" "$R" "$MIRROR" > "$T/debootstrap.log" 2>&1; then
-	tail -n 30 "$T/debootstrap.log" >&2
-	skip "debootstrap $REL failed"
-fi
+mirror_debootstrap "$T/debootstrap.log" buildd "$REL" "$R"
+case $? in
+0) ;;
+2) skip "cannot install debootstrap (apt-get failed)" ;;
+*) skip "debootstrap $REL failed" ;;
+esac
 echo "deb $MIRROR $REL main" > "$R/etc/apt/sources.list"
 # the machine's apt settings for a mirror whose Release files are past
 # their Valid-Until (a snapshot of the archive), as its own apt reads it

@@ -16,6 +16,10 @@
 # Skips (77) without root, when rpmbuild cannot be installed, not in a git
 # checkout, under CGPOOL_HEAVY_TESTS=no (CGPOOL_INTEG=no) and inside
 # rpmbuild itself (the spec's own check runs make check). About a minute.
+# CGPOOL_RPM_RELEASE=CODENAME (trixie, sid) runs rpmbuild in a chroot of
+# that Debian release (tests/pkg/chroot.sh, which holds rpm), so the
+# plug-ins are built against its Slurm and cgpool-slurm requires that
+# release (24.11.5, 26.05.5); skipped when that chroot cannot be had.
 # CGPOOL_RPM_KEEP=1 keeps the work directory. Exit 0 pass, 1 fail, 77 skip.
 set -u
 
@@ -92,8 +96,17 @@ fi
 # ---- the packages
 # With Slurm's headers the plug-ins are built and cgpool-slurm is checked;
 # the Slurm release is then the one of the headers (SLURM_VERSION_NUMBER), as
-# the spec finds it where no RPM provides slurm-devel.
-slurm_h=$(rpm --eval '%{_includedir}')/slurm/slurm_version.h
+# the spec finds it where no RPM provides slurm-devel. Under
+# CGPOOL_RPM_RELEASE the headers are those of that release's chroot, where
+# rpmbuild runs.
+CH=
+if [ -n "${CGPOOL_RPM_RELEASE:-}" ]; then
+	CH=$(sh "$top/tests/pkg/chroot.sh" "$CGPOOL_RPM_RELEASE" 2> "$W/chroot.log") ||
+		{ show_log "$W/chroot.log"; skip "no $CGPOOL_RPM_RELEASE chroot (tests/pkg/chroot.sh)"; }
+	[ -x "$CH/usr/bin/rpmbuild" ] || skip "the $CGPOOL_RPM_RELEASE chroot has no rpmbuild (tests/pkg/chroot.sh)"
+	say "building in the $CGPOOL_RPM_RELEASE chroot $CH"
+fi
+slurm_h=$CH$(rpm --eval '%{_includedir}')/slurm/slurm_version.h
 slurm_version=
 if [ -f "$(dirname "$slurm_h")/spank.h" ] && [ -f "$slurm_h" ]; then
 	n=$(awk '$2 == "SLURM_VERSION_NUMBER" { print $3 }' "$slurm_h")
@@ -105,10 +118,25 @@ with_slurm=--with
 # /bin/sh, dash here, where it compresses nothing: run it with bash, so the man
 # pages are gzipped as rpmbuild does on RHEL.
 set --
-if command -v bash > /dev/null && grep -q "read -r -d ''" "$(rpm --eval '%{_rpmconfigdir}')/brp-compress" 2>/dev/null; then
+if command -v bash > /dev/null && grep -q "read -r -d ''" "$CH$(rpm --eval '%{_rpmconfigdir}')/brp-compress" 2>/dev/null; then
 	set -- --define "__brp_compress bash %{_rpmconfigdir}/brp-compress %{?_prefix}"
 fi
-if rpmbuild -ta --nodeps --define "_topdir $W/top" "$with_slurm" slurm "$@" "$tarball" > "$W/rpmbuild.log" 2>&1; then
+# rpmbuild_here ARG...: rpmbuild on the machine, or in an overlay of the
+# release's chroot (tests/pkg/chroot-run.sh) with the tarball and _topdir
+# in its /tmp, the packages copied back to $W/top
+rpmbuild_here() {
+	if [ -z "$CH" ]; then
+		rpmbuild -ta --nodeps --define "_topdir $W/top" "$@" "$tarball"
+		return
+	fi
+	# shellcheck disable=SC2016
+	sh "$top/tests/pkg/chroot-run.sh" "$CH" "$W/chroot" '
+		t=$1 out=$2
+		shift 2
+		cp "$t" "$R/tmp/" && chroot "$R" rpmbuild -ta --nodeps --define "_topdir /tmp/top" "$@" "/tmp/${t##*/}" &&
+			cp -a "$R/tmp/top/." "$out/"' "$tarball" "$W/top" "$@"
+}
+if rpmbuild_here "$with_slurm" slurm "$@" > "$W/rpmbuild.log" 2>&1; then
 	pass "rpmbuild -ta --nodeps cgpool-$version.tar.gz ($(find "$W/top/RPMS" -name '*.rpm' | wc -l) binary packages)"
 else
 	fail "rpmbuild -ta --nodeps cgpool-$version.tar.gz ($W/rpmbuild.log)"; show_log "$W/rpmbuild.log" 40; finish

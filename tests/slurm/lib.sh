@@ -99,6 +99,8 @@ slurm_have() {
 		command -v "$s_b" > /dev/null 2>&1 ||
 			skip "$s_b not found (apt-get install --no-install-recommends slurm-wlm libslurm-dev munge)"
 	done
+	# the free ports of slurm_free_port: without ss every port looks free
+	command -v ss > /dev/null 2>&1 || skip "ss not found (apt-get install iproute2): no free TCP port can be told"
 }
 
 # slurm_have_plugins: cgpool's plug-ins and Slurm's own, or skip with the
@@ -153,14 +155,18 @@ job_state() { scontrol -o show job "$1" | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/
 # hog MIB: a python3 program that touches MIB MiB of memory and exits 0
 hog() { echo "import sys; b = bytearray($1 << 20); [b.__setitem__(i, 1) for i in range(0, len(b), 4096)]; sys.exit(0)"; }
 
-# slurm_free_port: S_PORT, a TCP port nobody listens on and not handed out
+# slurm_free_port: S_PORT, a TCP port no socket uses (ss) and not handed out
 # before (in this shell: not from a command substitution, whose S_PORTS
-# would be lost)
+# would be lost), below the kernel's range of ephemeral ports
+# (ip_local_port_range), so no outgoing connection of the jobs' clients
+# takes it between this check and the daemon's bind
 slurm_free_port() {
+	s_lo=$(awk '{ print $1 }' /proc/sys/net/ipv4/ip_local_port_range 2> /dev/null)
+	[ "${s_lo:-0}" -gt 12000 ] || s_lo=32768
 	while :; do
-		s_p=$(( $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % 30000 + 20000 ))
+		s_p=$(( $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % (s_lo - 10000) + 10000 ))
 		case " $S_PORTS " in *" $s_p "*) continue ;; esac
-		ss -Htan "( sport = :$s_p )" 2>/dev/null | grep -q . && continue
+		ss -Htan "( sport = :$s_p )" | grep -q . && continue
 		S_PORTS="$S_PORTS $s_p"
 		S_PORT=$s_p
 		return 0

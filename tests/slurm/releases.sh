@@ -13,8 +13,8 @@
 #   release installs the same files), installed with dpkg in an overlay of
 #   the chroot, so the plug-ins are the ones slurm-cgpool puts in Slurm's
 #   plug-in directory, and cgpoold and cgpoolctl the packaged ones;
-# - in a mount namespace of its own (the overlay, /proc, /sys with the
-#   machine's cgroup mounts, /dev: all gone with the namespace), the Slurm
+# - in an overlay of the chroot (tests/pkg/chroot-run.sh: /proc, /sys with
+#   the machine's cgroup mounts, /dev; all gone with its namespace), the Slurm
 #   tests CGPOOL_SLURM_RELEASE_TESTS (default: baseline.sh cgpool.sh
 #   beside.sh hostile.sh hostile-beside.sh multinode.sh; baseline.sh,
 #   cgpool.sh and beside.sh with CGPOOL_SLURM_RELEASE_JOBS jobs, 50; tasks.sh
@@ -40,6 +40,8 @@ TESTS=${CGPOOL_SLURM_RELEASE_TESTS:-baseline.sh cgpool.sh beside.sh hostile.sh h
 JOBS=${CGPOOL_SLURM_RELEASE_JOBS:-50}
 # the seconds a test may take (timeout: 124 is a failure); 160 s the longest here
 LIMIT=${CGPOOL_SLURM_RELEASE_TIMEOUT:-600}
+[ "${CGPOOL_INTEG:-yes}" != no ] ||
+	{ echo "SKIP: releases: CGPOOL_INTEG=no (configure CGPOOL_HEAVY_TESTS=no, as make distcheck and the packages' builds set it)"; exit 77; }
 [ "$(id -u)" = 0 ] || { echo "SKIP: releases: needs root (chroot, mounts)"; exit 77; }
 command -v unshare > /dev/null || { echo "SKIP: releases: no unshare (util-linux)"; exit 77; }
 grep -qw overlay /proc/filesystems || modprobe overlay 2> /dev/null ||
@@ -71,7 +73,7 @@ FAILED=0
 HAD=0
 for rel in $RELEASES; do
 	D=$W/$rel
-	mkdir -p "$D/debs" "$D/upper" "$D/work" "$D/root" || exit 99
+	mkdir -p "$D/debs" || exit 99
 	if ! chroot=$(sh "$top/tests/pkg/chroot.sh" "$rel" 2> "$D/chroot.err"); then
 		cat "$D/chroot.err"
 		say "$rel: SKIP: no chroot of $rel here"
@@ -97,16 +99,11 @@ for rel in $RELEASES; do
 		tar -xf - -C "$D/src" || exit 99
 	ls "$D"/debs/*.deb | grep -v -- -dbgsym_ > "$D/debs.list"
 
-	# the release's session, in a mount namespace of its own
+	# the release's session, in an overlay of its chroot (tests/pkg/chroot-run.sh)
 	# shellcheck disable=SC2016
-	unshare -m --propagation private sh -c '
+	sh "$top/tests/pkg/chroot-run.sh" "$chroot" "$D" '
 		set -u
-		D=$1 LOWER=$2 TESTS=$3 JOBS=$4 LIMIT=$5
-		R=$D/root
-		mount -t overlay overlay -o "lowerdir=$LOWER,upperdir=$D/upper,workdir=$D/work" "$R" || exit 99
-		mount -t proc proc "$R/proc" && mount --rbind /sys "$R/sys" && mount --rbind /dev "$R/dev" &&
-			mount -t tmpfs tmpfs "$R/run" && mount -t tmpfs tmpfs "$R/tmp" || exit 99
-		cp /etc/hosts "$R/etc/hosts"
+		D=$1 TESTS=$2 JOBS=$3 LIMIT=$4
 		mkdir -p "$R/var/tmp/debs" "$R/src" && cp $(cat "$D/debs.list") "$R/var/tmp/debs/" &&
 			cp -a "$D/src/." "$R/src/" || exit 99
 		if ! chroot "$R" sh -c "dpkg -i /var/tmp/debs/*.deb" > "$D/install.log" 2>&1; then
@@ -124,7 +121,7 @@ for rel in $RELEASES; do
 				sh "/src/tests/slurm/$t" > "$D/$t.log" 2>&1
 			echo "$t $? $(($(date +%s) - s))" >> "$D/results"
 		done
-	' releases "$D" "$chroot" "$TESTS" "$JOBS" "$LIMIT"
+	' "$D" "$TESTS" "$JOBS" "$LIMIT"
 	rc=$?
 	[ $rc -eq 0 ] || { say "$rel: FAIL: the session ended with $rc"; FAILED=1; }
 	say "$rel: $(head -n 1 "$D/version" 2> /dev/null); $(sed -n 2,9p "$D/version" 2> /dev/null | tr '\n' ';')"

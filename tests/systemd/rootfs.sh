@@ -75,22 +75,12 @@ if [ -f "$OUT/complete" ]; then
 	exit 0
 fi
 
-if ! command -v debootstrap > /dev/null; then
-	say "installing debootstrap"
-	export DEBIAN_FRONTEND=noninteractive
-	apt-get install -y -q debootstrap > /dev/null 2>&1 ||
-		{ apt-get update -q > /dev/null 2>&1 && apt-get install -y -q debootstrap > /dev/null 2>&1; } ||
-		skip "cannot install debootstrap (apt-get failed)"
-fi
 command -v mkfs.ext4 > /dev/null || skip "no mkfs.ext4 (e2fsprogs)"
 
 T=$CACHE/.tmp-$KEY.$$
 R=$T/root
 cleanup() {
-	# debootstrap mounts these in the target; never leave them behind
-	for m in proc sys dev/pts dev; do
-		mountpoint -q "$R/$m" 2> /dev/null && umount -l "$R/$m"
-	done
+	mirror_unmount "$R"
 	rm -rf "$T"
 }
 trap cleanup EXIT
@@ -99,15 +89,12 @@ rm -rf "$T" && mkdir -p "$R" || skip "cannot create $T"
 
 say "building a $CODENAME image with$(printf ' %s' $PACKAGES) (cache key $KEY)"
 t0=$(date +%s)
-kr=
-[ -n "$KEYRING" ] && [ -f "$KEYRING" ] && kr="--keyring=$KEYRING"
-if ! debootstrap --variant=minbase --components=main $kr \
-	--include="$(echo $PACKAGES | tr ' ' ,)" \
-	"$CODENAME" "$R" "$MIRROR" > "$T/debootstrap.log" 2>&1; then
-	tail -n 30 "$T/debootstrap.log" >&2
-	[ -f "$R/debootstrap/debootstrap.log" ] && tail -n 30 "$R/debootstrap/debootstrap.log" >&2
-	skip "debootstrap failed"
-fi
+mirror_debootstrap "$T/debootstrap.log" minbase "$CODENAME" "$R" --include="$(echo $PACKAGES | tr ' ' ,)"
+case $? in
+0) ;;
+2) skip "cannot install debootstrap (apt-get failed)" ;;
+*) skip "debootstrap failed" ;;
+esac
 t1=$(date +%s)
 
 # ---- make it a quiet, fast test guest

@@ -49,3 +49,38 @@ machine_mirror() {
 	[ -n "$MIRROR" ] || { echo "no apt source for '$HOST_CODENAME' in $src" >&2; return 1; }
 	return 0
 }
+
+# mirror_debootstrap LOG VARIANT SUITE ROOT [ARG...]: debootstrap
+# --variant=VARIANT --components=main [ARG...] of SUITE from MIRROR (with
+# KEYRING: machine_mirror) into ROOT, its output in LOG; debootstrap is
+# installed with apt-get first when missing. On failure the ends of LOG and
+# of debootstrap's own log go to stderr; returns 1, or 2 when debootstrap
+# cannot be installed.
+mirror_debootstrap() {
+	md_log=$1 md_var=$2 md_suite=$3 md_root=$4
+	shift 4
+	if ! command -v debootstrap > /dev/null; then
+		echo "installing debootstrap" >&2
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q debootstrap > /dev/null 2>&1 ||
+			{ apt-get update -q > /dev/null 2>&1 &&
+				DEBIAN_FRONTEND=noninteractive apt-get install -y -q debootstrap > /dev/null 2>&1; } ||
+			return 2
+	fi
+	md_kr=
+	[ -n "$KEYRING" ] && [ -f "$KEYRING" ] && md_kr="--keyring=$KEYRING"
+	# shellcheck disable=SC2086
+	debootstrap --variant="$md_var" --components=main $md_kr "$@" "$md_suite" "$md_root" "$MIRROR" > "$md_log" 2>&1 &&
+		return 0
+	tail -n 30 "$md_log" >&2
+	[ -f "$md_root/debootstrap/debootstrap.log" ] && tail -n 30 "$md_root/debootstrap/debootstrap.log" >&2
+	return 1
+}
+
+# mirror_unmount ROOT: what debootstrap or a chroot's build mounted below
+# ROOT (proc, sys, dev/pts, dev), unmounted lazily; never left behind
+mirror_unmount() {
+	for mu_m in proc sys dev/pts dev; do
+		mountpoint -q "$1/$mu_m" 2> /dev/null && umount -l "$1/$mu_m"
+	done
+	return 0
+}
