@@ -9,10 +9,10 @@
 # way added, the kernel memory each added (/proc/meminfo's Percpu, Slab,
 # SUnreclaim, KReclaimable: after - before, and per dying memcg of the usual
 # way) and the ratio of the per-restart medians cgpool / usual. The guest is
-# emulated (TCG): compare the ratios, not the microseconds. KERNEL and
-# LAYOUT as for tests/vm/check-vm.sh (stable, unstable, bullseye or a
-# kernel directory or vmlinuz; v1 or v2, v2 when not given). Run from a
-# built checkout as root.
+# emulated (TCG) where the machine has no KVM (the report says which):
+# compare the ratios, not the microseconds. KERNEL and LAYOUT as for
+# tests/vm/check-vm.sh (stable, unstable, bullseye or a kernel directory or
+# vmlinuz; v1 or v2, v2 when not given). Run from a built checkout as root.
 #   sh bench/restart-vm.sh bullseye:v1 bullseye:v2 1000
 # Each guest's raw data (restart.sh's, printed on the console) goes to
 # $BENCH_OUT (default bench/out; bench/data.sh) as
@@ -63,9 +63,12 @@ export CGPOOL_VM_ENV="RESTARTS=$N BENCH_DATA_PRINT=yes BENCH_PLOT=no BENCH_OUT=/
 # all): the rest is room for a busy host
 export CGPOOL_VM_TEST_TIMEOUT=$((600 + N * 1))
 
+# accel_of: KVM or TCG, what the guest ran under (run-vm.sh's last line)
+accel_of() { sed -n 's/^run-vm: .* took [0-9]* s under \(KVM\|TCG\).*/\1/p' "$OUT" | tail -n 1; }
+
 # report SPEC LAYOUT: the bench: block of one guest, from run-vm.sh's output
 report() {
-	awk -v spec="$1" -v layout="$2" -v n="$N" -v mib="${CGPOOL_VM_MEM:-512}" '
+	awk -v spec="$1" -v layout="$2" -v n="$N" -v mib="${CGPOOL_VM_MEM:-512}" -v acc="$(accel_of)" '
 		function sgn(x) { return x ~ /^[-+]/ ? x : "+" x }
 		/^VMINFO kernel / { rel = $3 }
 		/^machine: / { mem = $NF; cpus = $2 }
@@ -83,7 +86,7 @@ report() {
 		END {
 			if (ratio == "") exit 1
 			printf "bench: %s: kernel %s, layout %s (memory on cgroup %s), N = %d restarts a way\n", spec, rel, layout, mem, n
-			printf "bench:   guest: %s CPU(s), %s MiB, TCG; %s s (boot and payload), restart.sh %s s\n", cpus, mib, boot, took
+			printf "bench:   guest: %s CPU(s), %s MiB, %s; %s s (boot and payload), restart.sh %s s\n", cpus, mib, acc, boot, took
 			printf "bench:   %-40s %10s %10s\n", "", "usual", "cgpool"
 			printf "bench:   %-40s %10s %10s\n", "dying memcgs added", sgn(ud), sgn(cd)
 			split(fields, f, " "); split(uk, u, " "); split(ck, c, " "); split(pk, p, " ")
@@ -100,12 +103,12 @@ report() {
 keep_data() {
 	slug=$(basename "$1" | tr -c 'A-Za-z0-9.\n' '-')
 	machine=$(bench_machine)
-	awk -v dir="$BENCH_OUT" -v slug="$slug" -v machine="$machine" -v mib="${CGPOOL_VM_MEM:-512}" '
+	awk -v dir="$BENCH_OUT" -v slug="$slug" -v machine="$machine" -v mib="${CGPOOL_VM_MEM:-512}" -v acc="$(accel_of)" '
 		/^BENCHDATA-BEGIN restart\./ { f = dir "/restart-vm-" slug substr($2, 8); printf "" > f; next }
 		/^BENCHDATA-END/ { if (f != "") close(f); f = ""; next }
 		f == "" { next }
 		/^# machine: / { n = $3; print "# machine: " machine > f
-			printf "# guest: TCG, %s vCPU, %s MiB\n", n, mib > f; next }
+			printf "# guest: %s, %s vCPU, %s MiB\n", acc, n, mib > f; next }
 		/^# label: / { print "# label: guest" > f; next }
 		{ print > f }' "$OUT"
 	for x in dying lat; do

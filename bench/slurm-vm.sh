@@ -31,8 +31,10 @@ if ! CGPOOL_DEB_RELEASE=$VMREL sh "$top_srcdir/tests/pkg/build-debs.sh" "$W/debs
 fi
 CGPOOL_VM_RELEASE=$VMREL CGPOOL_VM_DEBS=$W/debs CGPOOL_VM_ENV="SLURM_VM_BENCH_JOBS=$N" \
 	CGPOOL_VM_TEST_TIMEOUT=$((300 + N * 12)) CGPOOL_VM_LOG=$W/log \
-	sh "$top_srcdir/tests/systemd/run-systemd-vm.sh" "$KERNEL" "$top_srcdir/bench/vm-slurm.sh" > /dev/null
+	sh "$top_srcdir/tests/systemd/run-systemd-vm.sh" "$KERNEL" "$top_srcdir/bench/vm-slurm.sh" > "$W/run.out"
 rc=$?
 sed -n 's/^bench: //p' "$W/log"
+# what the guest ran under (the runner's last line: under KVM, under TCG)
+sed -n 's/.* boot and payloads [0-9]* s \(under [A-Z]*\).*/guest \1/p' "$W/run.out" | tail -n 1
 grep '^FAIL' "$W/log"
 exit $rc

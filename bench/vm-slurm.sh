@@ -6,7 +6,7 @@
 # own task/cgroup + proctrack/cgroup (slurm-cgroup) and conf/slurm/v2 as it
 # ships (cgpool), and the same with the job's memory limit alone on the slot
 # (cgpool memory: no cpuset=yes, no devices=yes). For each: submit-to-end p50/p90 of a job, the ratio of
-# p50 to none's, dying memcgs added. The guest is emulated: only the ratios
+# p50 to none's, dying memcgs added. Where the guest is emulated (TCG) only the ratios
 # within one boot mean anything.
 . "${top_srcdir:-/src}/tests/systemd/lib.sh"
 . "$SRC/tests/systemd/slurm-lib.sh"
@@ -38,7 +38,7 @@ timed() {
 	pass "$2: $N jobs"
 }
 
-echo "bench: $N jobs a way; $(nproc) CPUs, kernel $(uname -r), pure cgroup v2, $(slurmd -V), emulated"
+echo "bench: $N jobs a way; $(nproc) CPUs, kernel $(uname -r), pure cgroup v2, $(slurmd -V)"
 timed none none
 timed slurm-cgroup task/cgroup
 timed v2 cgpool

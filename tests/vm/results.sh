@@ -42,6 +42,11 @@ $lines"
 	if [ "$2" -eq 124 ] || [ "$2" -eq 137 ]; then
 		summary="$summary
   qemu killed after ${VM_TIMEOUT}s"
+	elif [ "$2" -eq 143 ]; then
+		# vm_boot's SIGTERM (tests/vm/accel.sh): a KVM guest that did not
+		# come up, under CGPOOL_VM_ACCEL=kvm
+		summary="$summary
+  qemu killed: the guest did not come up"
 	fi
 	if [ $status -eq 0 ]; then
 		# the payloads' own output, without the boot noise
