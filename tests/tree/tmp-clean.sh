@@ -7,7 +7,8 @@
 # /tmp) run through it: one that cleans up after itself passes; one that
 # leaves a directory with journal.1 in TMPDIR fails whether it passed or
 # failed, the leftover named with what it holds; a failing or skipped one
-# that leaves nothing keeps its status (1 or 77). As root with a mount
+# that leaves nothing keeps its status (1 or 77); a script (.sh) runs as
+# it is, with the caller's TMPDIR. As root with a mount
 # namespace: one that writes /tmp/NAME or /var/tmp/NAME (paths written in
 # it, not TMPDIR) fails naming it, and the real /tmp and /var/tmp never see
 # the file.
@@ -61,5 +62,9 @@ else
 	echo "no mount namespace here (not root): paths outside TMPDIR are not checked"
 	rm -f "/tmp/$tag" "/var/tmp/$tag"
 fi
+fake script.sh 'echo "TMPDIR=${TMPDIR:-unset}"; exit 0'
+run script.sh
+check "a test script (.sh) runs as it is: its own TMPDIR, no check ($OUT)" \
+	sh -c "[ $RC = 0 ] && [ '$OUT' = 'TMPDIR=${TMPDIR:-unset}' ]"
 echo "tmp-clean: $passes passed, $fails failed"
 [ $fails = 0 ]

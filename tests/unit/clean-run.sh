@@ -1,21 +1,25 @@
 #!/bin/sh
-# clean-run.sh BINARY [ARG...] - make check's LOG_COMPILER for the test
-# binaries (tests/unit/test_*, tests/fuzz/fuzz_*_replay): BINARY runs with
-# TMPDIR set to a fresh, empty directory, and whatever is in it when BINARY
-# has exited is named and fails the test, so no unit test leaves files
-# behind (a test case that fails must clean up too).
+# clean-run.sh BINARY [ARG...] - make check's LOG_COMPILER: a test binary
+# (tests/unit/test_*, tests/fuzz/fuzz_*_replay) runs with TMPDIR set to a
+# fresh, empty directory, and whatever is in it when BINARY has exited is
+# named and fails the test, so no unit test leaves files behind (a test
+# case that fails must clean up too). A test script (*.sh) runs as it is.
 #
 # As root, where a mount namespace can be made (unshare -m), BINARY also
 # gets its own empty /tmp and /var/tmp (bind mounts in that namespace of
-# directories made in the real ones; TMPDIR is then /tmp/t): a file made at a path written as /tmp or /var/tmp
-# is named too, and nothing another process puts in the real /tmp meanwhile
-# is taken for a leftover. Without root, or when the binary lies below /tmp
-# or /var/tmp (hidden then), TMPDIR alone is checked.
+# directories made in the real ones; TMPDIR is then /tmp/t): a file made at
+# a path written as /tmp or /var/tmp is named too, and nothing another
+# process puts in the real /tmp meanwhile is taken for a leftover. Without
+# root, or when the binary lies below /tmp or /var/tmp (hidden then),
+# TMPDIR alone is checked.
 #
 # Exit: BINARY's status when it left nothing; 1 when it left something
 # (BINARY passed or failed); 99 when the directories cannot be made.
 set -u
 [ $# -ge 1 ] || { echo "usage: $0 BINARY [ARG...]" >&2; exit 99; }
+# the test scripts, which make check hands here too, run as they are: they
+# start daemons, clusters and guests and keep their own files
+case $1 in *.sh) exec "$@" ;; esac
 name=${1##*/}
 
 V=
