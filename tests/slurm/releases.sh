@@ -15,11 +15,10 @@
 #   plug-in directory, and cgpoold and cgpoolctl the packaged ones;
 # - in an overlay of the chroot (tests/pkg/chroot-run.sh: /proc, /sys with
 #   the machine's cgroup mounts, /dev; all gone with its namespace), the Slurm
-#   tests CGPOOL_SLURM_RELEASE_TESTS (default: baseline.sh cgpool.sh
-#   beside.sh hostile.sh hostile-beside.sh multinode.sh; baseline.sh,
-#   cgpool.sh and beside.sh with CGPOOL_SLURM_RELEASE_JOBS jobs, 50; tasks.sh
-#   tests the plug-in's limit of tasks per step, which no release changes,
-#   and is left to the machine's own run) run as they run on the machine, each in
+#   tests CGPOOL_SLURM_RELEASE_TESTS (default: cgpool.sh beside.sh
+#   hostile.sh hostile-beside.sh multinode.sh; cgpool.sh and beside.sh
+#   with CGPOOL_SLURM_RELEASE_JOBS jobs, 50) run as they run on the
+#   machine, each in
 #   the cgroup of this test, with top_srcdir the tests copied into the
 #   chroot and no build tree (tests/slurm/lib.sh then takes the installed
 #   plug-ins).
@@ -33,10 +32,14 @@ set -u
 say() { echo "releases: $*"; }
 top=$(cd "${top_srcdir:-.}" && pwd)
 RELEASES=${CGPOOL_SLURM_RELEASES:-trixie sid}
-TESTS=${CGPOOL_SLURM_RELEASE_TESTS:-baseline.sh cgpool.sh beside.sh hostile.sh hostile-beside.sh multinode.sh}
+TESTS=${CGPOOL_SLURM_RELEASE_TESTS:-cgpool.sh beside.sh hostile.sh hostile-beside.sh multinode.sh}
 # the job counts of cgpool.sh and beside.sh (200 and 100 on the machine's
 # own release): 4 dying memcgs a job under Slurm's own groups, so 50 jobs
-# tell a leak as well
+# tell a leak as well. Left to the machine's own run, to keep make check
+# short: tasks.sh (the plug-in's limit of tasks per step, which no release
+# changes) and baseline.sh (Slurm's own groups leaving dying memcgs, which
+# each release's systemd guest shows; CGPOOL_SLURM_RELEASE_TESTS=baseline.sh
+# runs it here: 4 a job on v1 with 24.11 and 26.05 alike)
 JOBS=${CGPOOL_SLURM_RELEASE_JOBS:-50}
 # the seconds a test may take (timeout: 124 is a failure); 160 s the longest here
 LIMIT=${CGPOOL_SLURM_RELEASE_TIMEOUT:-600}
