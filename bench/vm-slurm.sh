@@ -5,9 +5,9 @@
 # ways one after another in one boot: Slurm making no cgroups (none), Slurm's
 # own task/cgroup + proctrack/cgroup (slurm-cgroup) and conf/slurm/v2 as it
 # ships (cgpool), and the same with the job's memory limit alone on the slot
-# (cgpool memory: no cpuset=yes, no devices=yes). For each: submit-to-end p50/p90 of a job, the ratio of
-# p50 to none's, dying memcgs added. Where the guest is emulated (TCG) only the ratios
-# within one boot mean anything.
+# (cgpool memory: no cpuset=yes, no devices=yes). For each: submit-to-end
+# p50/p90 of a job, the ratio of p50 to none's, dying memcgs added. Where
+# the guest is emulated (TCG) only the ratios within one boot mean anything.
 . "${top_srcdir:-/src}/tests/systemd/lib.sh"
 . "$SRC/tests/systemd/slurm-lib.sh"
 N=${SLURM_VM_BENCH_JOBS:-50}

@@ -18,14 +18,14 @@
 #   tests CGPOOL_SLURM_RELEASE_TESTS (default: cgpool.sh beside.sh
 #   hostile.sh hostile-beside.sh multinode.sh; cgpool.sh and beside.sh
 #   with CGPOOL_SLURM_RELEASE_JOBS jobs, 50) run as they run on the
-#   machine, each in
-#   the cgroup of this test, with top_srcdir the tests copied into the
-#   chroot and no build tree (tests/slurm/lib.sh then takes the installed
-#   plug-ins).
-# Each test's log is printed, then its verdict and time per release. A release that cannot be had here (no
-# chroot, packages that cannot be built: not root, no network for a first
-# build) is skipped with the reason; the test fails when a test fails in
-# any release, or when a release's packages fail to build or install.
+#   machine, each in the cgroup of this test, with top_srcdir the tests
+#   copied into the chroot and no build tree (tests/slurm/lib.sh then
+#   takes the installed plug-ins).
+# Each test's log is printed, then its verdict and time per release. A
+# release that cannot be had here (no chroot, packages that cannot be
+# built: not root, no network for a first build) is skipped with the
+# reason; the test fails when a test fails in any release, or when a
+# release's packages fail to build or install.
 # Exit 0, 1, 77 when no release could be had, 99 on a hard error.
 set -u
 
